@@ -1,0 +1,1 @@
+"""Lancelot's edges: the CLI, the composition root, channels and the web app."""

@@ -1,0 +1,1 @@
+"""Lancelot's domain: the bus, governance, receipts and the subsystems behind them."""

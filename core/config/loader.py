@@ -1,0 +1,125 @@
+"""Reads the YAML file, applies environment overrides, validates, explains failures in one line."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from core.config.settings import Settings
+from core.errors import ConfigError
+
+DEFAULT_CONFIG = Path("config/lancelot.yaml")
+
+# The documented environment names (ARCHITECTURE.md, Settings) and the key each sets.
+ENV_NAMES: dict[str, tuple[str, ...]] = {
+    "LANCELOT_HOME": ("home",),
+    "LANCELOT_SECRET": ("secret",),
+    "LANCELOT_LOG_LEVEL": ("log_level",),
+    "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
+    "TELEGRAM_OWNER_ID": ("telegram", "owner_ids"),
+    "TELEGRAM_API_BASE_URL": ("telegram", "api_base_url"),
+    "TELEGRAM_WEBHOOK_URL": ("telegram", "webhook_url"),
+    "TELEGRAM_WEBHOOK_SECRET": ("telegram", "webhook_secret"),
+    "GCHAT_AUDIENCE": ("gchat", "audience"),
+    "GCHAT_OWNER_EMAIL": ("gchat", "owner_email"),
+    "GCHAT_SERVICE_ACCOUNT_FILE": ("gchat", "service_account_file"),
+    "GCHAT_SPACE": ("gchat", "space"),
+    "GCHAT_WEBHOOK_URL": ("gchat", "webhook_url"),
+    "LANCELOT_WEB_HOST": ("web", "host"),
+    "LANCELOT_WEB_PORT": ("web", "port"),
+    "LANCELOT_PUBLIC_URL": ("web", "public_url"),
+    "LANCELOT_PROVIDER": ("llm", "provider"),
+    "LANCELOT_LOCAL_MODEL": ("llm", "local_model"),
+    "OPENAI_API_KEY": ("llm", "openai_api_key"),
+    "OPENAI_BASE_URL": ("llm", "openai_base_url"),
+    "ANTHROPIC_API_KEY": ("llm", "anthropic_api_key"),
+    "ANTHROPIC_BASE_URL": ("llm", "anthropic_base_url"),
+    "GEMINI_API_KEY": ("llm", "gemini_api_key"),
+    "GEMINI_BASE_URL": ("llm", "gemini_base_url"),
+    "LANCELOT_SANDBOX_IMAGE": ("sandbox", "image"),
+}
+
+
+def _generic_env_names(
+    model: type[BaseModel], prefix: tuple[str, ...] = ()
+) -> dict[str, tuple[str, ...]]:
+    """LANCELOT_<SECTION>_<KEY> for every key, so any setting can come from the environment."""
+    names: dict[str, tuple[str, ...]] = {}
+    for key, info in model.model_fields.items():
+        path = (*prefix, key)
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names.update(_generic_env_names(annotation, path))
+        else:
+            names["LANCELOT_" + "_".join(path).upper()] = path
+    return names
+
+
+def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str) -> None:
+    node = data
+    for key in path[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[path[-1]] = value
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}:{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return data
+
+
+def _describe(error: ValidationError, path: Path) -> str:
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif "input" in first and not isinstance(first["input"], dict | list):
+        shown = "<hidden>" if any(w in key for w in ("token", "secret", "key")) else first["input"]
+        message = f"{message} (got {shown!r})"
+    more = len(error.errors()) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{path}: {key}: {message}{suffix}"
+
+
+def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Load settings from `path` (or $LANCELOT_CONFIG, or config/lancelot.yaml) and the environment.
+
+    Raises ConfigError with one line naming the file, the key and what is wrong.
+    """
+    env = os.environ if environ is None else environ
+    config_path = path or Path(env.get("LANCELOT_CONFIG") or DEFAULT_CONFIG)
+    data = _read_yaml(config_path)
+    overrides = {**_generic_env_names(Settings), **ENV_NAMES}
+    for name, key_path in overrides.items():
+        value = env.get(name)
+        if value is not None and value != "":
+            _set_path(data, key_path, value)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, config_path)) from None

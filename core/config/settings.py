@@ -1,0 +1,121 @@
+"""The settings schema. Unknown keys are errors; secrets are SecretStr and never printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+class Section(BaseModel):
+    """Base for every settings section: unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WebSettings(Section):
+    """The aiohttp app: receipt page, webhooks, health."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    public_url: str | None = None
+    link_ttl_seconds: int = Field(default=600, gt=0)
+    session_ttl_seconds: int = Field(default=12 * 3600, gt=0)
+    page_size: int = Field(default=50, ge=1, le=500)
+
+
+class TelegramSettings(Section):
+    """Telegram Bot API channel."""
+
+    bot_token: SecretStr | None = None
+    owner_ids: tuple[int, ...] = ()
+    api_base_url: str = "https://api.telegram.org/bot"
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    watchdog_seconds: float = Field(default=120.0, gt=0)
+
+    @field_validator("owner_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(int(part) for part in value.replace(" ", "").split(",") if part)
+        if isinstance(value, int):
+            return (value,)
+        return value
+
+
+class GChatSettings(Section):
+    """Google Chat app endpoint and push."""
+
+    audience: str | None = None
+    owner_email: str | None = None
+    service_account_file: Path | None = None
+    space: str | None = None
+    webhook_url: SecretStr | None = None
+
+
+class LLMSettings(Section):
+    """Model providers and the local model."""
+
+    provider: Literal["gemini", "openai", "anthropic"] | None = None
+    local_model: Path | None = None
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    gemini_api_key: SecretStr | None = None
+    gemini_base_url: str | None = None
+
+
+class SandboxSettings(Section):
+    """The Docker sandbox for shell commands."""
+
+    image: str = "lancelot-sandbox:latest"
+
+
+class LimitSettings(Section):
+    """Input limits applied to every inbound message."""
+
+    max_message_chars: int = Field(default=8000, ge=16)
+    rate_per_minute: int = Field(default=60, ge=1)
+
+
+class LedgerSettings(Section):
+    """Receipt ledger write batching."""
+
+    batch_size: int = Field(default=512, ge=1)
+    flush_interval_ms: float = Field(default=50.0, gt=0)
+
+
+class Settings(Section):
+    """Everything Lancelot reads at startup."""
+
+    home: Path = Path("lancelot_data")
+    secret: SecretStr | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    web: WebSettings = WebSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    gchat: GChatSettings = GChatSettings()
+    llm: LLMSettings = LLMSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    limits: LimitSettings = LimitSettings()
+    ledger: LedgerSettings = LedgerSettings()
+
+    @property
+    def telegram_enabled(self) -> bool:
+        """Telegram runs when it has a token and at least one owner."""
+        return self.telegram.bot_token is not None and bool(self.telegram.owner_ids)
+
+    @property
+    def gchat_enabled(self) -> bool:
+        """The Google Chat endpoint runs when it has an audience and an owner."""
+        return bool(self.gchat.audience and self.gchat.owner_email)
+
+    @property
+    def public_url(self) -> str:
+        """The base URL put into links the owner opens."""
+        if self.web.public_url:
+            return self.web.public_url.rstrip("/")
+        host = "127.0.0.1" if self.web.host in ("0.0.0.0", "::") else self.web.host  # noqa: S104
+        return f"http://{host}:{self.web.port}"

@@ -1,0 +1,65 @@
+"""The ReceiptStore interface and the query/page/report types it speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.receipts.model import Receipt, StoredReceipt
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptQuery:
+    """A page request: optional filters and a keyset cursor (receipts older than `before_seq`)."""
+
+    action_type: str | None = None
+    status: str | None = None
+    text: str | None = None
+    before_seq: int | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptPage:
+    """Newest-first receipts and the cursor for the next (older) page, if any."""
+
+    receipts: tuple[StoredReceipt, ...]
+    next_before_seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """The outcome of walking the hash chain."""
+
+    ok: bool
+    checked: int
+    first_bad_seq: int | None = None
+    reason: str | None = None
+
+
+class ReceiptStore(Protocol):
+    """Append-only storage of receipts."""
+
+    def append(self, receipt: Receipt) -> None:
+        """Queue a receipt for the next batched write; never blocks."""
+
+    async def append_durable(self, receipt: Receipt) -> StoredReceipt:
+        """Write a receipt and return once it is committed to disk."""
+
+    async def flush(self) -> None:
+        """Return once every receipt queued so far is committed."""
+
+    async def get(self, receipt_id: str) -> StoredReceipt | None:
+        """One receipt by id."""
+
+    async def children(self, receipt_id: str, limit: int = 100) -> list[StoredReceipt]:
+        """Receipts whose parent is `receipt_id`, oldest first."""
+
+    async def page(self, query: ReceiptQuery) -> ReceiptPage:
+        """A newest-first page matching the query."""
+
+    async def action_types(self) -> list[str]:
+        """Distinct action types, for filter menus."""
+
+    async def verify(self) -> VerifyReport:
+        """Walk the chain and report the first receipt that does not verify."""

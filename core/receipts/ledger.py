@@ -1,0 +1,375 @@
+"""SQLite receipt ledger: batched, hash-chained, append-only writes through aiosqlite."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiosqlite
+
+from core.errors import StorageError
+from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.model import (
+    GENESIS_HASH,
+    Receipt,
+    StoredReceipt,
+    canonical_json,
+    chain_hash,
+)
+from core.receipts.query import by_seqs_sql, filters, page_sql
+from core.receipts.schema import COLUMNS, INSERT, PRAGMAS, SCHEMA
+from core.receipts.search import SearchIndex, fts_expression
+from core.security.redaction import Redactor
+
+log = logging.getLogger(__name__)
+
+MAX_PENDING = 200_000
+SEARCH_CHUNK = 500
+SEARCH_MAX_CHUNKS = 20
+
+
+class SqliteLedger:
+    """The ReceiptStore on SQLite.
+
+    `append` queues a redacted receipt; a writer task commits queued receipts in batches
+    (one transaction each), chaining every receipt's hash to the one before it.
+    `append_durable` and `flush` wait for the commit.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        search_path: Path | None = None,
+        redactor: Redactor | None = None,
+        batch_size: int = 512,
+        flush_interval: float = 0.05,
+    ) -> None:
+        self.path = path
+        self._redactor = redactor or Redactor()
+        self._batch_size = batch_size
+        self._flush_interval = flush_interval
+        self._db: aiosqlite.Connection | None = None
+        self._pending: list[tuple[Receipt, asyncio.Future[StoredReceipt] | None]] = []
+        self._enqueued = 0  # receipts ever queued
+        self._committed = 0  # receipts ever committed (or given up on)
+        self._flush_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._wakeup = asyncio.Event()
+        self._urgent = False
+        self._writer: asyncio.Task[None] | None = None
+        self._catch_up: asyncio.Future[None] = asyncio.Future()
+        self._catch_up.cancel()
+        self._last_error: str | None = None
+        self.dropped = 0
+        self._search = SearchIndex(search_path or path.with_name(path.stem + "-search.db"))
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Open (or create) the database, check it, and start the writer."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = await aiosqlite.connect(self.path, isolation_level=None)
+            for pragma in PRAGMAS:
+                await self._db.execute(pragma)
+            await self._db.executescript(SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            if self._db is not None:
+                await self._db.close()
+                self._db = None
+            raise StorageError(f"{self.path}: cannot open the receipt ledger: {exc}") from None
+        try:
+            await self._search.open()
+        except (sqlite3.Error, OSError) as exc:
+            await self._db.close()
+            self._db = None
+            raise StorageError(
+                f"{self._search.path}: cannot open the search index: {exc}"
+            ) from None
+        self._writer = asyncio.create_task(self._write_forever(), name="ledger-writer")
+        self._catch_up = asyncio.create_task(self._index_missing(), name="ledger-reindex")
+
+    async def _index_missing(self) -> None:
+        """Feed the search index whatever it lacks (after a crash, or a deleted index file)."""
+        upto = await self._search.indexed_upto()
+        while True:
+            sql = f"SELECT {COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT 20000"
+            rows = await self._fetch(sql, (upto,))
+            if not rows:
+                return
+            self._search.submit(rows)
+            upto = rows[-1].seq
+            await self._search.drain()
+
+    async def close(self) -> None:
+        """Commit what is queued, stop the writer and close the database."""
+        if self._writer is not None:
+            with contextlib.suppress(StorageError):
+                await self.flush()
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+            self._writer = None
+        self._catch_up.cancel()
+        with contextlib.suppress(asyncio.CancelledError, sqlite3.Error, StorageError):
+            await self._catch_up
+        await self._search.close()
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def healthy(self) -> bool:
+        """False while writes are failing."""
+        return self._last_error is None
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last write failed, if it did."""
+        return self._last_error
+
+    def append(self, receipt: Receipt) -> None:
+        """Queue a receipt; it is committed within the flush interval."""
+        self._enqueue(receipt, None)
+
+    async def append_durable(self, receipt: Receipt) -> StoredReceipt:
+        """Queue a receipt and wait until it is committed."""
+        future: asyncio.Future[StoredReceipt] = asyncio.get_running_loop().create_future()
+        self._enqueue(receipt, future)
+        return await future
+
+    async def flush(self) -> None:
+        """Wait until everything queued before this call is committed."""
+        if self._committed >= self._enqueued:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._flush_waiters.append((self._enqueued, future))
+        self._urgent = True
+        self._wakeup.set()
+        await future
+
+    def _settle_flush_waiters(self, error: Exception | None = None) -> None:
+        waiting = []
+        for target, future in self._flush_waiters:
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            elif self._committed >= target:
+                future.set_result(None)
+            else:
+                waiting.append((target, future))
+        self._flush_waiters = waiting
+
+    def _enqueue(self, receipt: Receipt, future: asyncio.Future[StoredReceipt] | None) -> None:
+        if self._writer is None:
+            raise StorageError("the receipt ledger is not open")
+        if len(self._pending) >= MAX_PENDING:
+            self.dropped += 1
+            log.error("receipt ledger backlog full; dropped receipt %s", receipt.action_type)
+            if future is not None:
+                future.set_exception(StorageError("the receipt ledger is not keeping up"))
+            return
+        self._pending.append((receipt, future))
+        self._enqueued += 1
+        if future is not None or len(self._pending) >= self._batch_size:
+            self._urgent = self._urgent or future is not None
+            self._wakeup.set()
+        elif len(self._pending) == 1:
+            self._wakeup.set()
+
+    async def _write_forever(self) -> None:
+        backoff = 0.05
+        while True:
+            await self._wakeup.wait()
+            if not self._urgent and len(self._pending) < self._batch_size:
+                # Gather a batch, unless someone is waiting on durability.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._flush_interval):
+                        while not self._urgent and len(self._pending) < self._batch_size:
+                            self._wakeup.clear()
+                            await self._wakeup.wait()
+            self._wakeup.clear()
+            self._urgent = False
+            batch = self._pending[: self._batch_size * 8]
+            try:
+                stored = await self._write(batch)
+            except (sqlite3.Error, OSError) as exc:
+                self._last_error = str(exc)
+                log.error("receipt ledger write failed (%d queued): %s", len(self._pending), exc)
+                for _, future in batch:
+                    if future is not None and not future.done():
+                        future.set_exception(StorageError(f"receipt not stored: {exc}"))
+                self._settle_flush_waiters(StorageError(f"receipts not stored: {exc}"))
+                self._pending[: len(batch)] = [(r, None) for r, _ in batch]
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                self._wakeup.set()
+                continue
+            backoff = 0.05
+            self._last_error = None
+            del self._pending[: len(batch)]
+            if self._catch_up.done():
+                self._search.submit(stored)
+            self._committed += len(batch)
+            self._settle_flush_waiters()
+            for (_, future), row in zip(batch, stored, strict=True):
+                if future is not None and not future.done():
+                    future.set_result(row)
+            if self._pending:
+                self._wakeup.set()
+
+    async def _write(
+        self, batch: Sequence[tuple[Receipt, asyncio.Future[StoredReceipt] | None]]
+    ) -> list[StoredReceipt]:
+        db = self._require_db()
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            async with db.execute(
+                "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+            ) as cur:
+                head = await cur.fetchone()
+            seq, prev = (head[0], head[1]) if head else (0, GENESIS_HASH)
+            rows: list[StoredReceipt] = []
+            for receipt, _ in batch:
+                seq += 1
+                row = self._stored(receipt, seq, prev)
+                rows.append(row)
+                prev = row.hash
+            await db.executemany(INSERT, [row.as_row() for row in rows])
+            await db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                await db.execute("ROLLBACK")
+            raise
+        return rows
+
+    def _stored(self, receipt: Receipt, seq: int, prev_hash: str) -> StoredReceipt:
+        redact = self._redactor
+        content: dict[str, Any] = {
+            "seq": seq,
+            "id": receipt.id,
+            "timestamp": receipt.timestamp,
+            "action_type": receipt.action_type,
+            "action_name": receipt.action_name,
+            "inputs": canonical_json(redact.value(receipt.inputs)),
+            "outputs": canonical_json(redact.value(receipt.outputs)),
+            "status": str(receipt.status),
+            "duration_ms": receipt.duration_ms,
+            "token_count": receipt.token_count,
+            "cognition_tier": receipt.cognition_tier,
+            "parent_id": receipt.parent_id,
+            "quest_id": receipt.quest_id,
+            "error_message": redact.text(receipt.error_message) if receipt.error_message else None,
+            "metadata": canonical_json(redact.value(receipt.metadata)),
+        }
+        return StoredReceipt(**content, prev_hash=prev_hash, hash=chain_hash(prev_hash, content))
+
+    def _require_db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise StorageError("the receipt ledger is not open")
+        return self._db
+
+    async def _fetch(self, sql: str, params: Sequence[object]) -> list[StoredReceipt]:
+        async with self._require_db().execute(sql, params) as cur:
+            return [StoredReceipt(*row) for row in await cur.fetchall()]
+
+    async def get(self, receipt_id: str) -> StoredReceipt | None:
+        """One receipt by id."""
+        rows = await self._fetch(f"SELECT {COLUMNS} FROM receipts WHERE id = ?", (receipt_id,))
+        return rows[0] if rows else None
+
+    async def children(self, receipt_id: str, limit: int = 100) -> list[StoredReceipt]:
+        """Receipts whose parent is `receipt_id`, oldest first."""
+        sql = f"SELECT {COLUMNS} FROM receipts WHERE parent_id = ? ORDER BY seq LIMIT ?"
+        return await self._fetch(sql, (receipt_id, limit))
+
+    async def page(self, query: ReceiptQuery) -> ReceiptPage:
+        """A newest-first page; `next_before_seq` continues it."""
+        expression = fts_expression(query.text) if query.text else None
+        if expression is not None:
+            return await self._text_page(query, expression)
+        sql, params = page_sql(query, COLUMNS)
+        rows = await self._fetch(sql, params)
+        more = len(rows) > query.limit
+        rows = rows[: query.limit]
+        return ReceiptPage(tuple(rows), rows[-1].seq if more and rows else None)
+
+    async def _text_page(self, query: ReceiptQuery, expression: str) -> ReceiptPage:
+        """Walk full-text hits newest first, keeping those that pass the filters.
+
+        Bounded: after SEARCH_MAX_CHUNKS chunks a short page is returned with a cursor that
+        continues the walk, so a rare filter cannot make one request scan the whole index.
+        """
+        _, filter_params = filters(query)
+        found: list[StoredReceipt] = []
+        before = query.before_seq
+        for _ in range(SEARCH_MAX_CHUNKS):
+            seqs = await self._search.hits(expression, before, SEARCH_CHUNK)
+            if seqs:
+                sql = by_seqs_sql(query, COLUMNS, len(seqs))
+                found += await self._fetch(sql, [*seqs, *filter_params])
+            if len(found) > query.limit:
+                return ReceiptPage(tuple(found[: query.limit]), found[query.limit - 1].seq)
+            if len(seqs) < SEARCH_CHUNK:
+                return ReceiptPage(tuple(found), None)
+            before = seqs[-1]
+        return ReceiptPage(tuple(found), before)
+
+    async def flush_search(self) -> None:
+        """Wait until committed receipts are searchable (tests, benchmarks)."""
+        await self.flush()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(self._catch_up)
+        await self._search.drain()
+
+    async def action_types(self) -> list[str]:
+        """Distinct action types (an index skip-scan, cheap even with millions of rows)."""
+        async with self._require_db().execute(
+            "SELECT DISTINCT action_type FROM receipts ORDER BY action_type"
+        ) as cur:
+            return [row[0] for row in await cur.fetchall()]
+
+    async def count(self) -> int:
+        """How many receipts the ledger holds (the last seq: receipts are never removed)."""
+        async with self._require_db().execute("SELECT max(seq) FROM receipts") as cur:
+            row = await cur.fetchone()
+        return int(row[0] or 0) if row else 0
+
+    async def verify(self) -> VerifyReport:
+        """Walk the whole chain in order; report the first receipt altered, removed or moved."""
+        prev, expected_seq, checked = GENESIS_HASH, 1, 0
+        async with self._require_db().execute(
+            f"SELECT {COLUMNS} FROM receipts ORDER BY seq"
+        ) as cur:
+            async for raw in cur:
+                row = StoredReceipt(*raw)
+                checked += 1
+                problem = _chain_problem(row, expected_seq, prev)
+                if problem:
+                    return VerifyReport(False, checked, row.seq, problem)
+                prev, expected_seq = row.hash, row.seq + 1
+        return VerifyReport(True, checked)
+
+
+def _chain_problem(row: StoredReceipt, expected_seq: int, prev: str) -> str | None:
+    if row.seq != expected_seq:
+        return f"receipt(s) {expected_seq}..{row.seq - 1} missing before this one"
+    if row.prev_hash != prev:
+        return "does not follow the receipt before it (removed or reordered)"
+    if row.expected_hash() != row.hash:
+        return "content does not match its hash (altered)"
+    return None

@@ -1,0 +1,129 @@
+"""The Receipt record and how it is hashed into the chain."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+
+class ReceiptStatus(StrEnum):
+    """How an action ended."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    REFUSED = "refused"
+    PENDING = "pending"
+    SKIPPED = "skipped"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _new_id() -> str:
+    return secrets.token_hex(16)
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON: sorted keys, no spaces, UTF-8 kept; non-JSON values become strings."""
+    if value is None:
+        return "null"
+    if value == {}:
+        return "{}"
+    return _encoder.encode(value)
+
+
+_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """One thing Lancelot did (or refused to do). Inputs and outputs are redacted JSON data."""
+
+    action_type: str
+    action_name: str
+    inputs: Any = None
+    outputs: Any = None
+    status: ReceiptStatus = ReceiptStatus.SUCCESS
+    duration_ms: float | None = None
+    token_count: int | None = None
+    cognition_tier: str | None = None
+    parent_id: str | None = None
+    quest_id: str | None = None
+    error_message: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=_new_id)
+    timestamp: str = field(default_factory=_now)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReceipt:
+    """A receipt as the ledger holds it: JSON columns as text, plus its place in the chain."""
+
+    seq: int
+    id: str
+    timestamp: str
+    action_type: str
+    action_name: str
+    inputs: str
+    outputs: str
+    status: str
+    duration_ms: float | None
+    token_count: int | None
+    cognition_tier: str | None
+    parent_id: str | None
+    quest_id: str | None
+    error_message: str | None
+    metadata: str
+    prev_hash: str
+    hash: str
+
+    def content(self) -> dict[str, Any]:
+        """The fields the hash covers (everything but the hashes themselves)."""
+        return {
+            "seq": self.seq,
+            "id": self.id,
+            "timestamp": self.timestamp,
+            "action_type": self.action_type,
+            "action_name": self.action_name,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "status": self.status,
+            "duration_ms": self.duration_ms,
+            "token_count": self.token_count,
+            "cognition_tier": self.cognition_tier,
+            "parent_id": self.parent_id,
+            "quest_id": self.quest_id,
+            "error_message": self.error_message,
+            "metadata": self.metadata,
+        }
+
+    def as_row(self) -> tuple[object, ...]:
+        """The values in column order, for INSERT."""
+        return (*self.content().values(), self.prev_hash, self.hash)
+
+    def expected_hash(self) -> str:
+        """sha256 over the previous hash and this receipt's canonical JSON."""
+        return chain_hash(self.prev_hash, self.content())
+
+    def decoded(self, name: str) -> Any:
+        """A JSON column (inputs, outputs, metadata) parsed back into data."""
+        raw: str = getattr(self, name)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+
+
+def chain_hash(prev_hash: str, content: dict[str, Any]) -> str:
+    """The chain link: sha256(prev_hash + canonical JSON of the content)."""
+    digest = hashlib.sha256(prev_hash.encode("ascii"))
+    digest.update(canonical_json(content).encode("utf-8"))
+    return digest.hexdigest()

@@ -1,0 +1,57 @@
+"""The ledger's SQL: table, indexes, full-text index, and the append-only triggers."""
+
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=FULL",
+    "PRAGMA wal_autocheckpoint=8000",
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA foreign_keys=OFF",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS receipts (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    timestamp TEXT NOT NULL,
+    action_type TEXT NOT NULL,
+    action_name TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    outputs TEXT NOT NULL,
+    status TEXT NOT NULL,
+    duration_ms REAL,
+    token_count INTEGER,
+    cognition_tier TEXT,
+    parent_id TEXT,
+    quest_id TEXT,
+    error_message TEXT,
+    metadata TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS receipts_by_type ON receipts(action_type, seq);
+CREATE INDEX IF NOT EXISTS receipts_by_status ON receipts(status, seq);
+CREATE INDEX IF NOT EXISTS receipts_by_parent ON receipts(parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS receipts_by_quest ON receipts(quest_id) WHERE quest_id IS NOT NULL;
+
+CREATE TRIGGER IF NOT EXISTS receipts_no_update BEFORE UPDATE ON receipts BEGIN
+    SELECT RAISE(ABORT, 'receipts are append-only: UPDATE is not allowed');
+END;
+CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts BEGIN
+    SELECT RAISE(ABORT, 'receipts are append-only: DELETE is not allowed');
+END;
+"""
+
+COLUMNS = (
+    "seq, id, timestamp, action_type, action_name, inputs, outputs, status, duration_ms,"
+    " token_count, cognition_tier, parent_id, quest_id, error_message, metadata, prev_hash, hash"
+)
+
+INSERT = f"INSERT INTO receipts ({COLUMNS}) VALUES ({', '.join('?' * 17)})"
+
+SEARCH_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS receipts_fts USING fts5(
+    body, content='', detail=column, tokenize='unicode61 remove_diacritics 2'
+);
+"""
+
+SEARCH_TEXT_LIMIT = 2000

@@ -1,0 +1,158 @@
+"""The receipts' full-text index: a derived SQLite file, fed in bulk off the write path."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import aiosqlite
+
+from core.receipts.model import StoredReceipt
+from core.receipts.schema import SEARCH_SCHEMA, SEARCH_TEXT_LIMIT
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_TERMS = 8
+
+
+def fts_expression(text: str) -> str | None:
+    """Free text as a safe FTS5 query: each word quoted, all required, the last one a prefix."""
+    words = _WORD.findall(text)[:MAX_TERMS]
+    if not words:
+        return None
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " AND ".join(quoted)
+
+
+def document(row: StoredReceipt) -> str:
+    """The searchable text of a receipt."""
+    limit = SEARCH_TEXT_LIMIT
+    return " ".join(
+        (
+            row.action_type,
+            row.action_name,
+            row.status,
+            row.error_message or "",
+            row.inputs[:limit],
+            row.outputs[:limit],
+        )
+    )
+
+
+class SearchIndex:
+    """FTS5 over receipts, keyed by seq. It can always be rebuilt from the ledger, so it is
+    written with relaxed durability on its own connection (its own thread), in parallel with
+    the ledger's writes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: aiosqlite.Connection | None = None
+        self._pending: list[tuple[int, str]] = []
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Open (or rebuild, if unreadable) the index and start the indexer task."""
+        try:
+            self._db = await self._connect()
+        except sqlite3.DatabaseError as exc:
+            log.warning("search index %s unreadable (%s); rebuilding it", self.path, exc)
+            await asyncio.to_thread(_remove_database, self.path)
+            self._db = await self._connect()
+        self._idle.set()
+        self._task = asyncio.create_task(self._index_forever(), name="receipt-indexer")
+
+    async def _connect(self) -> aiosqlite.Connection:
+        db = await aiosqlite.connect(self.path, isolation_level=None)
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=OFF")
+            await db.executescript(SEARCH_SCHEMA)
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    async def close(self) -> None:
+        """Index what is queued, then stop."""
+        if self._task is not None:
+            with contextlib.suppress(sqlite3.Error):
+                await self.drain()
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    def submit(self, rows: Iterable[StoredReceipt]) -> None:
+        """Queue committed receipts for indexing."""
+        self._pending.extend((row.seq, document(row)) for row in rows)
+        if self._pending:
+            self._idle.clear()
+            self._wakeup.set()
+
+    async def drain(self) -> None:
+        """Wait until everything submitted is indexed."""
+        await self._idle.wait()
+
+    async def indexed_upto(self) -> int:
+        """The highest seq in the index (receipts are indexed in order)."""
+        async with self._conn().execute("SELECT max(rowid) FROM receipts_fts") as cur:
+            row = await cur.fetchone()
+        return int(row[0] or 0) if row else 0
+
+    async def hits(self, expression: str, before_seq: int | None, limit: int) -> list[int]:
+        """Seqs matching an FTS5 expression, newest first."""
+        sql = "SELECT rowid FROM receipts_fts WHERE receipts_fts MATCH ?"
+        params: list[object] = [expression]
+        if before_seq is not None:
+            sql += " AND rowid < ?"
+            params.append(before_seq)
+        sql += " ORDER BY rowid DESC LIMIT ?"
+        params.append(limit)
+        async with self._conn().execute(sql, params) as cur:
+            return [int(r[0]) for r in await cur.fetchall()]
+
+    def _conn(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise sqlite3.OperationalError("the search index is not open")
+        return self._db
+
+    async def _index_forever(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while self._pending:
+                batch, self._pending = self._pending[:8192], self._pending[8192:]
+                try:
+                    await self._write(batch)
+                except sqlite3.Error as exc:
+                    # Search is derived data: log, drop this batch, keep the ledger going.
+                    log.error("search index write failed for %d receipts: %s", len(batch), exc)
+            self._idle.set()
+
+    async def _write(self, batch: list[tuple[int, str]]) -> None:
+        db = self._conn()
+        await db.execute("BEGIN")
+        try:
+            await db.executemany("INSERT INTO receipts_fts(rowid, body) VALUES (?, ?)", batch)
+            await db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                await db.execute("ROLLBACK")
+            raise
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""Input and secret hygiene: sanitizer, rate limits, redaction, signed tokens."""

@@ -1,0 +1,1 @@
+"""Skills: one folder each, a skill.yaml manifest and its code."""

@@ -1,0 +1,1 @@
+"""The constitution: versioned YAML, its schema, linter and amendments."""
