@@ -9,32 +9,46 @@ from typing import Any
 MASK = "[REDACTED]"
 
 # Well-known credential shapes, joined into one pattern so each string is scanned once.
+# Prefixes must start a word: "task-runner-configuration" holds "sk-" but is no key.
 _SHAPES = re.compile(
     "|".join(
         f"(?:{p})"
         for p in (
-            r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic
-            r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI
-            r"AIza[0-9A-Za-z_\-]{35}",  # Google API key
-            r"gh[pousr]_[A-Za-z0-9]{36,}",  # GitHub
-            r"github_pat_[A-Za-z0-9_]{40,}",
-            r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
-            r"AKIA[0-9A-Z]{16}",  # AWS access key id
+            r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic
+            r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI
+            r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}",  # Google API key
+            r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{36,}",  # GitHub
+            r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{40,}",
+            r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+            r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}",  # AWS access key id
             r"\b\d{6,12}:[A-Za-z0-9_\-]{35}\b",  # Telegram bot token
             r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)",  # user:password in a URL
         )
     )
 )
 # "Bearer xyz", "password=xyz", "api_key: xyz", '"token": "xyz"': keep the name, mask the value.
+# After "Bearer"/"Basic" only a credential-looking value counts ("basic question" is prose):
+# one with a digit or base64 padding, or at least 16 characters. A name may follow "_"
+# (DB_PASSWORD=...).
+_VALUE = r"[^\s\"'&,;}]"
 _LABELLED = re.compile(
-    r"(?i)(\bbearer\s+|\bbasic\s+"
-    r"|\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|token)"
-    r"[\"']?\s*[:=]\s*[\"']?)"
-    r"([^\s\"'&,;}]{4,})"
+    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?"
+    rf"|\b(?:bearer|basic)\s+(?={_VALUE}*[\d=]|{_VALUE}{{16}})"
+    r"|(?<![A-Za-z0-9])(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token"
+    r"|auth[_-]?token|token)[\"']?\s*[:=]\s*[\"']?)"
+    rf"({_VALUE}{{4,}})"
 )
 _SENSITIVE_KEYS = re.compile(
     r"(?i)(password|passwd|secret|api[_-]?key|token|authorization|credential|private[_-]?key)"
+)
+# Usage counters are not secrets: max_tokens, token_count, promptTokenCount, input_tokens.
+_COUNTED = r"(?:count|limit|usage|used|budget|total|details)"
+_TOKEN_COUNTERS = re.compile(
+    r"(?i)(?:(?:max|min|input|output|prompt|completion|total|cached?|read|creation|candidates"
+    rf"|thoughts|reasoning|content|num|used)[_-]?)+tokens?(?:[_-]?{_COUNTED})?"
+    rf"|tokens?[_-]?{_COUNTED}"
 )
 
 
@@ -66,9 +80,14 @@ class Redactor:
             return self.text(value)
         if isinstance(value, dict):
             return {
-                str(k): (MASK if _SENSITIVE_KEYS.search(str(k)) and v else self.value(v))
+                str(k): (MASK if _is_sensitive(str(k)) and v else self.value(v))
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
+
+
+def _is_sensitive(key: str) -> bool:
+    """A key whose value is a secret: password, api_key, auth_token; not max_tokens."""
+    return bool(_SENSITIVE_KEYS.search(key)) and not _TOKEN_COUNTERS.fullmatch(key)
