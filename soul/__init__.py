@@ -1,1 +1,65 @@
 """The constitution: versioned YAML, its schema, linter and amendments."""
+
+from soul import amendments
+from soul.amendments import Amendment, AmendmentStatus
+from soul.errors import (
+    AmendmentError,
+    AmendmentNotFound,
+    InvalidTransition,
+    SoulError,
+    SoulRejected,
+    StaleAmendment,
+    UnparseableCommand,
+)
+from soul.linter import lint, lint_file, lint_text
+from soul.report import Finding, LintReport, Severity
+from soul.rules import Action, Classification, classify, denied_by, needs_approval
+from soul.schema import (
+    TIERS,
+    ApprovalRules,
+    CrusaderPolicy,
+    DenyRule,
+    RiskRule,
+    RuleMatch,
+    SchedulingBoundaries,
+    Soul,
+    Tier,
+    tier_rank,
+)
+from soul.store import SHIPPED_VERSIONS_DIR, SoulStore
+
+__all__ = [
+    "SHIPPED_VERSIONS_DIR",
+    "TIERS",
+    "Action",
+    "Amendment",
+    "AmendmentError",
+    "AmendmentNotFound",
+    "AmendmentStatus",
+    "ApprovalRules",
+    "Classification",
+    "CrusaderPolicy",
+    "DenyRule",
+    "Finding",
+    "InvalidTransition",
+    "LintReport",
+    "RiskRule",
+    "RuleMatch",
+    "SchedulingBoundaries",
+    "Severity",
+    "Soul",
+    "SoulError",
+    "SoulRejected",
+    "SoulStore",
+    "StaleAmendment",
+    "Tier",
+    "UnparseableCommand",
+    "amendments",
+    "classify",
+    "denied_by",
+    "lint",
+    "lint_file",
+    "lint_text",
+    "needs_approval",
+    "tier_rank",
+]

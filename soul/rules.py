@@ -1,0 +1,127 @@
+"""What the soul's risk rules and denylist say about one action: pure functions, no policy state.
+
+The governance engine decides what to do with the answer (refuse, ask, run); this module only
+reads the soul, so the meaning of a rule lives next to the data that states it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from soul.schema import DenyRule, RuleMatch, Soul, Tier, tier_rank
+from soul.shell import Command, Statement, basename, parse_command
+
+SHELL = "shell.exec"
+
+
+@dataclass(frozen=True)
+class Action:
+    """The facts governance knows about an action. None means "not known"."""
+
+    capability: str
+    command: str | None = None
+    method: str | None = None
+    in_workspace: bool | None = None
+    overwrites: bool | None = None
+
+
+@dataclass(frozen=True)
+class Classification:
+    """The tier of an action, the action kinds it counts as, and the rules that said so."""
+
+    tier: Tier
+    kinds: tuple[str, ...]
+    rule_ids: tuple[str, ...]
+
+
+def denied_by(soul: Soul, command: str) -> DenyRule | None:
+    """The first deny rule matching a shell command line; raises UnparseableCommand."""
+    statements = parse_command(command)
+    for rule in soul.risk_rules.denylist:
+        for pattern in rule.commands:
+            if any(_pattern_in(pattern, statement) for statement in statements):
+                return rule
+    return None
+
+
+def classify(soul: Soul, action: Action) -> Classification:
+    """Tier and kinds of an action: every matching rule applies, the highest tier wins.
+
+    A shell command line is classified command by command (``ls && rm x`` is T3); a command
+    no rule matches, like an action no rule matches, gets `risk_rules.default_tier`.
+    """
+    rules = [r for r in soul.risk_rules.rules if r.capability == action.capability]
+    default = soul.risk_rules.default_tier
+    if action.capability == SHELL and action.command is not None:
+        commands = [c for s in parse_command(action.command) for c in s.commands]
+        groups = [[r for r in rules if _matches(r.match, action, c)] for c in commands]
+    else:
+        groups = [[r for r in rules if _matches(r.match, action, None)]]
+    tiers = [_highest(r.tier for r in group) if group else default for group in groups]
+    matched = [r for group in groups for r in group]
+    kinds = {action.capability} | {r.kind or r.capability for r in matched}
+    ids = dict.fromkeys(r.id for r in matched)
+    return Classification(_highest(tiers or [default]), tuple(sorted(kinds)), tuple(ids))
+
+
+def needs_approval(soul: Soul, classification: Classification, *, autonomous: bool) -> bool:
+    """Whether the owner must approve: a listed kind, T3, or (unprompted) a tier above the limit."""
+    if set(classification.kinds) & set(soul.requires_approval) or classification.tier == "T3":
+        return True
+    limit = soul.scheduling_boundaries.max_tier_without_approval
+    return autonomous and tier_rank(classification.tier) > tier_rank(limit)
+
+
+def _highest(tiers: Iterable[Tier]) -> Tier:
+    return max(tiers, key=tier_rank)
+
+
+def _matches(match: RuleMatch | None, action: Action, command: Command | None) -> bool:
+    if match is None:
+        return True
+    if (match.commands or match.args) and (command is None or not _command_matches(match, command)):
+        return False
+    method = action.method.upper() if action.method else None
+    if match.methods and method is not None and method not in match.methods:
+        return False
+    scope = None
+    if action.in_workspace is not None:
+        scope = "workspace" if action.in_workspace else "outside_workspace"
+    return not (_conflicts(match.scope, scope) or _conflicts(match.overwrites, action.overwrites))
+
+
+def _conflicts(wanted: object, known: object) -> bool:
+    """A condition fails only when it is set and the fact is known to differ."""
+    return wanted is not None and known is not None and wanted != known
+
+
+def _command_matches(match: RuleMatch, command: Command) -> bool:
+    if match.commands and not any(_words_match(w, command) for w in match.commands):
+        return False
+    return not match.args or any(
+        fnmatchcase(arg, pattern) for arg in command.args for pattern in match.args
+    )
+
+
+def _words_match(words: str, command: Command) -> bool:
+    head, *rest = shlex.split(words) or [""]
+    return fnmatchcase(command.name, head) and _in_order(rest, command.args)
+
+
+def _pattern_in(pattern: Sequence[str], statement: Statement) -> bool:
+    head, rest = pattern[0], pattern[1:]
+    for start in statement.starts:
+        word = statement.tokens[start]
+        named = fnmatchcase(basename(word), head) or fnmatchcase(word, head)
+        if named and _in_order(rest, statement.tokens[start + 1 :]):
+            return True
+    return False
+
+
+def _in_order(patterns: Sequence[str], tokens: Sequence[str]) -> bool:
+    """Each pattern matches a later token than the one before it."""
+    remaining = iter(tokens)
+    return all(any(fnmatchcase(token, p) for token in remaining) for p in patterns)

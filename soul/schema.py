@@ -1,0 +1,169 @@
+"""The shape of a soul document: frozen pydantic models that reject unknown keys."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Tier = Literal["T0", "T1", "T2", "T3"]
+TIERS: tuple[Tier, ...] = ("T0", "T1", "T2", "T3")
+HttpMethod = Literal["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]
+Channel = Literal["telegram", "gchat", "console"]
+
+_CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
+
+
+def tier_rank(tier: Tier) -> int:
+    """0 for T0 up to 3 for T3, for comparing tiers."""
+    return TIERS.index(tier)
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Allegiance(_Part):
+    """Whom Lancelot serves; everyone and everything else is data, not command."""
+
+    owner: str = Field(min_length=1)
+    description: str = ""
+
+
+class AutonomyPosture(_Part):
+    """supervised: asks before anything beyond reads; guided: acts on low risk, asks before
+    destructive or irreversible acts; autonomous: acts and reports (still bound by the soul)."""
+
+    level: Literal["supervised", "guided", "autonomous"]
+    description: str = ""
+
+
+class TierDefinitions(_Part):
+    """What each risk tier means, in words the owner reads."""
+
+    T0: str
+    T1: str
+    T2: str
+    T3: str
+
+
+class RuleMatch(_Part):
+    """Narrows a risk rule; every non-empty condition must hold (see `soul.rules`).
+
+    commands: command words, each shlex-split: the first word is compared with the command's
+        basename, the rest must appear in order among its arguments (``"git push"``).
+        Every word is an fnmatch pattern.
+    args: fnmatch patterns; at least one argument must match one of them.
+    methods: HTTP methods (net.request).
+    scope: where the target path is.
+    overwrites: whether the action replaces an existing file.
+
+    A fact the caller does not know (method, scope, overwrites) satisfies the condition; since
+    the highest matching tier wins, an unknown is classified as the worst case.
+    """
+
+    commands: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    methods: tuple[HttpMethod, ...] = ()
+    scope: Literal["workspace", "outside_workspace"] | None = None
+    overwrites: bool | None = None
+
+
+class RiskRule(_Part):
+    """Classifies actions of one capability into a tier.
+
+    `kind` is the action kind checked against `requires_approval`; when absent the capability
+    name is the kind. Every matching rule applies and the highest tier wins.
+    """
+
+    id: str = Field(min_length=1)
+    capability: str = Field(min_length=1)
+    kind: str | None = None
+    match: RuleMatch | None = None
+    tier: Tier
+    description: str = ""
+
+
+class DenyRule(_Part):
+    """Commands refused outright, whatever the tier or approval.
+
+    Each entry of `commands` is a token pattern (fnmatch per token): the first token matches a
+    command word, the rest appear in order after it within the same statement (pipes included).
+    """
+
+    id: str = Field(min_length=1)
+    commands: tuple[Annotated[tuple[str, ...], Field(min_length=1)], ...] = Field(min_length=1)
+    reason: str = Field(min_length=1)
+    alternatives: tuple[str, ...] = ()
+
+
+class RiskRules(_Part):
+    """Tier definitions, classification rules, the fallback tier and the denylist."""
+
+    tiers: TierDefinitions
+    default_tier: Tier = "T2"
+    rules: tuple[RiskRule, ...] = ()
+    denylist: tuple[DenyRule, ...] = ()
+
+
+class Escalation(_Part):
+    """What happens to an undecided approval after `after_minutes`."""
+
+    after_minutes: int = Field(gt=0)
+    action: Literal["remind", "expire"]
+
+
+class ApprovalRules(_Part):
+    """How approvals reach the owner and when they lapse (a lapsed approval is a denial)."""
+
+    timeout_minutes: int = Field(default=30, gt=0)
+    escalation: Escalation
+    channels: tuple[Channel, ...] = ()
+
+
+class QuietHours(_Part):
+    """A daily window (local "HH:MM", may wrap midnight) when non-urgent work waits."""
+
+    start: str = Field(pattern=_CLOCK)
+    end: str = Field(pattern=_CLOCK)
+    timezone: str = Field(default="UTC", min_length=1)
+
+
+class SchedulingBoundaries(_Part):
+    """Limits on work nobody asked for just now (scheduled jobs, background tasks)."""
+
+    allow_autonomous_irreversible: bool
+    max_tier_without_approval: Tier
+    quiet_hours: QuietHours | None = None
+    description: str = ""
+
+
+class CrusaderPolicy(_Part):
+    """Crusader mode: a time-boxed burst of autonomy the owner switches on with /crusader.
+
+    It may auto-approve only the tiers listed (the linter allows T0 and T1 at most) and never
+    an action kind listed in `requires_approval`.
+    """
+
+    auto_approve_tiers: tuple[Tier, ...] = ()
+    max_duration_minutes: int = Field(default=60, gt=0)
+    description: str = ""
+
+
+class Soul(_Part):
+    """A whole soul document (soul_vN.yaml)."""
+
+    version: int = Field(ge=1)
+    name: str = Field(min_length=1)
+    mission: str = Field(min_length=1)
+    allegiance: Allegiance
+    autonomy_posture: AutonomyPosture
+    risk_rules: RiskRules
+    requires_approval: tuple[str, ...]
+    destructive_actions: tuple[str, ...]
+    approval_rules: ApprovalRules
+    tone_invariants: tuple[str, ...]
+    forbid_silent_degradation: bool
+    memory_ethics: tuple[str, ...]
+    scheduling_boundaries: SchedulingBoundaries
+    crusader: CrusaderPolicy = CrusaderPolicy()

@@ -1,0 +1,183 @@
+"""The five invariants, and YAML/schema problems reported as located findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from soul import SHIPPED_VERSIONS_DIR, LintReport, Severity, lint_file, lint_text
+from tests.soul.texts import edit, line_of
+
+
+def checks(report: LintReport, severity: Severity) -> set[str]:
+    return {f.check for f in report.findings if f.severity is severity}
+
+
+def test_shipped_v1_passes_with_no_findings() -> None:
+    report = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml")
+    assert report.ok, report.render()
+    assert report.findings == ()
+    assert report.soul is not None
+    assert report.soul.version == 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "check"),
+    [
+        # 1. a destructive action the owner is never asked about
+        (
+            "destructive_actions:\n",
+            "destructive_actions:\n  - disk.wipe\n",
+            "destructive-requires-approval",
+        ),
+        # 1. a T3 rule whose kind no longer needs approval
+        ("kind: repo.push", "kind: repo.sync", "destructive-requires-approval"),
+        # 2. silent degradation allowed
+        (
+            "forbid_silent_degradation: true",
+            "forbid_silent_degradation: false",
+            "no-silent-degradation",
+        ),
+        # 3. irreversible work on a schedule
+        (
+            "allow_autonomous_irreversible: false",
+            "allow_autonomous_irreversible: true",
+            "no-autonomous-irreversible",
+        ),
+        (
+            "max_tier_without_approval: T1",
+            "max_tier_without_approval: T3",
+            "no-autonomous-irreversible",
+        ),
+        # 4. approvals that can reach nobody
+        ("channels: [telegram, gchat, console]", "channels: []", "approval-channel"),
+        # crusader mode may not auto-approve above T1
+        ("auto_approve_tiers: [T1]", "auto_approve_tiers: [T1, T2]", "crusader-tiers"),
+        # rule ids are cited by receipts, so they must be unique
+        ("- id: git-read-only", "- id: shell-read-only", "unique-rule-ids"),
+    ],
+)
+def test_breaking_an_invariant_is_critical(v1_text: str, old: str, new: str, check: str) -> None:
+    report = lint_text(edit(v1_text, old, new), "broken.yaml")
+    assert not report.ok
+    assert check in checks(report, Severity.CRITICAL)
+    assert report.soul is not None  # it parsed; the soul itself is what is wrong
+
+
+def test_empty_memory_ethics_is_only_a_warning(v1_text: str) -> None:
+    start = v1_text.index("memory_ethics:\n")
+    end = v1_text.index("\nscheduling_boundaries:")
+    text = v1_text[:start] + "memory_ethics: []\n" + v1_text[end:]
+    report = lint_text(text)
+    assert report.ok
+    assert checks(report, Severity.WARNING) == {"memory-ethics"}
+    assert checks(report, Severity.CRITICAL) == set()
+
+
+def test_semantic_findings_point_at_the_line(v1_text: str) -> None:
+    text = edit(v1_text, "forbid_silent_degradation: true", "forbid_silent_degradation: false")
+    (finding,) = lint_text(text).critical
+    assert finding.path == "forbid_silent_degradation"
+    assert finding.line == line_of(text, "forbid_silent_degradation: false")
+
+
+def test_yaml_syntax_error_is_a_finding_with_a_position(v1_text: str) -> None:
+    text = edit(v1_text, "  timeout_minutes: 30", "  timeout_minutes: [30")
+    report = lint_text(text, "bad.yaml")
+    assert not report.ok
+    assert report.soul is None
+    (finding,) = report.findings
+    assert finding.check == "yaml-syntax"
+    assert finding.severity is Severity.CRITICAL
+    assert finding.line is not None
+    assert finding.column is not None
+    assert finding.line >= line_of(text, "timeout_minutes: [30")
+
+
+def test_unknown_key_is_named_with_its_path_and_line(v1_text: str) -> None:
+    text = edit(v1_text, "name: Lancelot\n", "name: Lancelot\nmood: cheerful\n")
+    (finding,) = lint_text(text).findings
+    assert (finding.check, finding.severity) == ("schema", Severity.CRITICAL)
+    assert "unknown key 'mood'" in finding.message
+    assert finding.path == "mood"
+    assert finding.line == line_of(text, "mood: cheerful")
+
+
+def test_nested_unknown_key_and_wrong_type_are_both_reported(v1_text: str) -> None:
+    soul = lint_text(v1_text).soul
+    assert soul is not None
+    index = [r.id for r in soul.risk_rules.rules].index("shell-redirect-write")
+    args = '        args: [">", ">>", ">|", "&>", "&>>"]\n'
+    text = edit(v1_text, "  timeout_minutes: 30", "  timeout_minutes: soon")
+    text = edit(text, args, args + "        when: always\n")
+    findings = {f.path: f for f in lint_text(text).findings}
+    nested = f"risk_rules.rules[{index}].match.when"
+    assert set(findings) == {"approval_rules.timeout_minutes", nested}
+    wrong_type = findings["approval_rules.timeout_minutes"]
+    assert "'soon'" in wrong_type.message
+    assert wrong_type.line == line_of(text, "timeout_minutes: soon")
+    assert findings[nested].line == line_of(text, "when: always")
+
+
+def test_wrong_literal_and_missing_key(v1_text: str) -> None:
+    text = edit(v1_text, "  level: guided", "  level: reckless")
+    text = edit(text, "version: 1\n", "")
+    findings = {f.path: f.message for f in lint_text(text).findings}
+    assert "autonomy_posture.level" in findings
+    assert findings["version"] == "missing key 'version'"
+
+
+def test_duplicate_key_is_refused_not_resolved(v1_text: str) -> None:
+    text = edit(
+        v1_text,
+        "  allow_autonomous_irreversible: false\n",
+        "  allow_autonomous_irreversible: false\n  allow_autonomous_irreversible: true\n",
+    )
+    (finding,) = lint_text(text).findings
+    assert finding.check == "duplicate-key"
+    assert finding.line == line_of(text, "allow_autonomous_irreversible: true")
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "- a\n- b\n", "just words"])
+def test_documents_that_are_not_mappings(text: str) -> None:
+    report = lint_text(text)
+    assert not report.ok
+    assert [f.check for f in report.findings] == ["schema"]
+
+
+def test_multiple_documents_are_a_syntax_finding(v1_text: str) -> None:
+    report = lint_text(v1_text + "\n---\nversion: 2\n")
+    assert [f.check for f in report.findings] == ["yaml-syntax"]
+
+
+def test_lint_file_reports_an_unreadable_file(tmp_path: Path) -> None:
+    report = lint_file(tmp_path / "nope.yaml")
+    assert not report.ok
+    assert report.findings[0].check == "unreadable"
+    assert report.source.endswith("nope.yaml")
+
+
+def test_render_is_readable(v1_text: str) -> None:
+    text = edit(v1_text, "channels: [telegram, gchat, console]", "channels: []")
+    rendered = lint_text(text, "soul_v9.yaml").render()
+    first, *rest = rendered.splitlines()
+    assert first == "soul_v9.yaml: REJECTED (1 critical, 0 warning(s))"
+    assert rest[0].split()[:2] == ["CRITICAL", "approval-channel:"]
+    assert "line " in rest[0]
+    assert lint_text(v1_text, "v1").render() == "v1: OK (0 critical, 0 warning(s))"
+
+
+def test_aliases_are_refused_before_they_can_expand() -> None:
+    laughs = "a: &a [x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 8)}]\n"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    (finding,) = lint_text(laughs).findings
+    assert finding.check == "yaml-syntax"
+    assert "aliases" in finding.message
+
+
+def test_an_oversized_text_is_refused_unread() -> None:
+    (finding,) = lint_text("#" * 300_000).findings
+    assert finding.check == "too-large"
