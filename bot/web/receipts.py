@@ -1,0 +1,224 @@
+"""The read-only receipt viewer: list and detail pages behind a one-time link and a cookie."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from aiohttp import web
+from multidict import MultiMapping
+from yarl import URL
+
+from core.errors import InvalidToken
+from core.receipts import ReceiptQuery, ReceiptStatus, ReceiptStore
+from core.security.viewer_access import ViewerAccess
+
+log = logging.getLogger(__name__)
+
+SESSION_COOKIE = "lancelot_session"
+MAX_FIELD_CHARS = 200
+MAX_ID_CHARS = 128
+CHILDREN_SHOWN = 100
+TYPES_TTL = 60.0  # the filter menu may lag a new action type by this many seconds
+ASK_AGAIN = "Ask for a new link with /receipts in chat."
+
+# Chat apps fetch links to draw previews; such a fetch must not spend the one-time link.
+LINK_PREVIEW_AGENTS = (
+    "TelegramBot",
+    "Google-PageRenderer",
+    "Googlebot",
+    "Slackbot",
+    "WhatsApp",
+    "facebookexternalhit",
+    "Discordbot",
+    "Twitterbot",
+)
+
+_LINK_REFUSED = {
+    "used": "This link has already been used.",
+    "expired": "This link has expired.",
+}
+
+
+def receipt_url(receipt_id: str) -> str:
+    """The detail page of a receipt."""
+    return "/receipts/" + quote(receipt_id, safe="")
+
+
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("bot.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["receipt_url"] = receipt_url
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    return env
+
+
+def _pretty(value: Any) -> str:
+    """A decoded JSON column as indented JSON (text that was not JSON stays as it is)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _text_field(query: MultiMapping[str], name: str) -> str | None:
+    value = query.get(name, "").strip()[:MAX_FIELD_CHARS]
+    return value or None
+
+
+def _is_https(request: web.Request) -> bool:
+    # X-Forwarded-Proto can only add the Secure flag, never remove it, so trusting it is safe.
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    return request.secure or forwarded == "https"
+
+
+def _is_link_preview(request: web.Request) -> bool:
+    agent = request.headers.get("User-Agent", "")
+    return request.method == "HEAD" or any(bot in agent for bot in LINK_PREVIEW_AGENTS)
+
+
+def _page_url(query: ReceiptQuery, before_seq: int | None) -> str:
+    """The list URL with the same filters, starting below `before_seq` (None: the newest)."""
+    params = {
+        "type": query.action_type,
+        "status": query.status,
+        "q": query.text,
+        "before": str(before_seq) if before_seq is not None else None,
+    }
+    return str(URL("/receipts").with_query({k: v for k, v in params.items() if v}))
+
+
+class ReceiptViews:
+    """Handlers for GET /receipts and GET /receipts/{receipt_id}."""
+
+    def __init__(self, ledger: ReceiptStore, access: ViewerAccess, page_size: int = 50) -> None:
+        self._ledger = ledger
+        self._access = access
+        self._page_size = page_size
+        self._templates = _templates()
+        self._types: tuple[float, list[str]] | None = None
+
+    def routes(self) -> list[web.RouteDef]:
+        """The viewer's routes (GET, and HEAD through aiohttp's allow_head)."""
+        return [
+            web.get("/receipts", self.list_page),
+            web.get("/receipts/{receipt_id}", self.detail_page),
+        ]
+
+    async def list_page(self, request: web.Request) -> web.Response:
+        """Newest-first receipts with type/status/text filters and keyset paging."""
+        token = request.query.get("t")
+        if token is not None:
+            return await self._redeem(request, token)
+        if not self._signed_in(request):
+            return self._unauthorized("You are not signed in to the receipt viewer.")
+        query = self._query(request.query)
+        if query is None:
+            return self._message(400, "Bad request", "That page address is not valid.")
+        page = await self._ledger.page(query)
+        types = await self._action_types()
+        if query.action_type and query.action_type not in types:
+            types.append(query.action_type)
+        return self._render(
+            "list.html",
+            receipts=page.receipts,
+            types=types,
+            statuses=[status.value for status in ReceiptStatus],
+            query=query,
+            total=await self._ledger.count(),
+            older_url=_page_url(query, page.next_before_seq) if page.next_before_seq else None,
+            newest_url=_page_url(query, None) if query.before_seq else None,
+        )
+
+    async def detail_page(self, request: web.Request) -> web.Response:
+        """One receipt: every field, its JSON pretty-printed, and its place in the chain."""
+        if not self._signed_in(request):
+            return self._unauthorized("You are not signed in to the receipt viewer.")
+        receipt_id = request.match_info["receipt_id"]
+        receipt = await self._ledger.get(receipt_id) if len(receipt_id) <= MAX_ID_CHARS else None
+        if receipt is None:
+            return self._message(404, "Not found", "There is no receipt with that id.")
+        parent = await self._ledger.get(receipt.parent_id) if receipt.parent_id else None
+        children = await self._ledger.children(receipt.id, limit=CHILDREN_SHOWN)
+        return self._render(
+            "detail.html",
+            r=receipt,
+            inputs=_pretty(receipt.decoded("inputs")),
+            outputs=_pretty(receipt.decoded("outputs")),
+            metadata=_pretty(receipt.decoded("metadata")),
+            parent=parent,
+            children=children,
+            more_children=len(children) >= CHILDREN_SHOWN,
+        )
+
+    async def _redeem(self, request: web.Request, token: str) -> web.Response:
+        """Spend a one-time link: set the session cookie, then move to /receipts.
+
+        The answer is a page that refreshes rather than a 302: a SameSite=Strict cookie set
+        during a navigation that began on another site (the chat app) would not be sent on
+        the redirect, but is sent on a navigation this origin starts itself.
+        """
+        if _is_link_preview(request):
+            return self._message(200, "Receipts", "Open this link in your browser.")
+        try:
+            session = await self._access.redeem(token)
+        except InvalidToken as exc:
+            log.info("receipt viewer link refused: %s", exc.reason)
+            return self._unauthorized(_LINK_REFUSED.get(exc.reason, "This link is not valid."))
+        response = self._render("redeemed.html")
+        response.set_cookie(
+            SESSION_COOKIE,
+            session,
+            max_age=int(self._access.session_ttl),
+            path="/",
+            secure=_is_https(request),
+            httponly=True,
+            samesite="Strict",
+        )
+        return response
+
+    async def _action_types(self) -> list[str]:
+        """The filter menu, cached: listing distinct types reads a whole index."""
+        now = time.monotonic()
+        if self._types is None or now - self._types[0] > TYPES_TTL:
+            self._types = (now, await self._ledger.action_types())
+        return list(self._types[1])
+
+    def _signed_in(self, request: web.Request) -> bool:
+        return self._access.check_session(request.cookies.get(SESSION_COOKIE))
+
+    def _query(self, params: MultiMapping[str]) -> ReceiptQuery | None:
+        """The page request in the URL, or None when `before` is not a receipt number."""
+        before = params.get("before", "").strip()
+        if before and not (before.isascii() and before.isdigit() and len(before) <= 18):
+            return None
+        return ReceiptQuery(
+            action_type=_text_field(params, "type"),
+            status=_text_field(params, "status"),
+            text=_text_field(params, "q"),
+            before_seq=int(before) if before else None,
+            limit=self._page_size,
+        )
+
+    def _unauthorized(self, message: str) -> web.Response:
+        return self._message(401, "Sign-in needed", message, hint=ASK_AGAIN)
+
+    def _message(self, status: int, title: str, message: str, hint: str = "") -> web.Response:
+        return self._render("message.html", status=status, title=title, message=message, hint=hint)
+
+    def _render(self, name: str, status: int = 200, **context: Any) -> web.Response:
+        html = self._templates.get_template(name).render(**context)
+        return web.Response(
+            text=html,
+            status=status,
+            content_type="text/html",
+            headers={"Cache-Control": "no-store"},
+        )

@@ -1,0 +1,147 @@
+"""Viewer links: single use, expiry, pruning; session cookies: signed, expiring, unforgeable."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from core.errors import InvalidToken
+from core.security.viewer_access import KEEP_SPENT_LINKS, ViewerAccess
+from core.state import open_state_db
+
+SECRET = b"s" * 32
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[aiosqlite.Connection]:
+    conn = await open_state_db(tmp_path / "state.db")
+    yield conn
+    await conn.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def access(db: aiosqlite.Connection, clock: Clock) -> ViewerAccess:
+    access = ViewerAccess(db, SECRET, link_ttl=600, session_ttl=3600, clock=clock)
+    await access.setup()
+    return access
+
+
+async def refusal(access: ViewerAccess, token: str) -> str:
+    with pytest.raises(InvalidToken) as caught:
+        await access.redeem(token)
+    return caught.value.reason
+
+
+async def test_a_link_redeems_once_into_a_valid_session(access: ViewerAccess) -> None:
+    token = await access.issue_link()
+    session = await access.redeem(token)
+    assert access.check_session(session)
+    assert await refusal(access, token) == "used"
+
+
+async def test_concurrent_redeems_of_one_link_let_exactly_one_through(
+    access: ViewerAccess,
+) -> None:
+    token = await access.issue_link()
+    attempts = [access.redeem(token) for _ in range(5)]
+    results = await asyncio.gather(*attempts, return_exceptions=True)
+    assert len([r for r in results if isinstance(r, str)]) == 1
+    refusals = [r for r in results if not isinstance(r, str)]
+    assert all(isinstance(r, InvalidToken) and r.reason == "used" for r in refusals)
+
+
+async def test_links_expire(access: ViewerAccess, clock: Clock) -> None:
+    token = await access.issue_link()
+    clock.now += 601
+    assert await refusal(access, token) == "expired"
+
+
+async def test_unknown_and_malformed_tokens_are_refused(access: ViewerAccess) -> None:
+    assert await refusal(access, "not-a-token") == "unknown"
+    assert await refusal(access, "") == "unknown"
+    assert await refusal(access, "x" * 10_000) == "unknown"
+
+
+async def test_only_a_hash_of_the_token_is_stored(
+    access: ViewerAccess, db: aiosqlite.Connection
+) -> None:
+    token = await access.issue_link()
+    async with db.execute("SELECT * FROM viewer_links") as cur:
+        rows = list(await cur.fetchall())
+    assert len(rows) == 1
+    assert all(token not in str(value) for value in rows[0])
+
+
+async def test_old_links_are_pruned(
+    access: ViewerAccess, db: aiosqlite.Connection, clock: Clock
+) -> None:
+    old = await access.issue_link()
+    await access.redeem(await access.issue_link())
+    clock.now += 600 + KEEP_SPENT_LINKS + 1
+    await access.issue_link()
+    async with db.execute("SELECT count(*) FROM viewer_links") as cur:
+        assert await cur.fetchone() == (1,)
+    assert await refusal(access, old) == "unknown"
+
+
+async def test_sessions_expire(access: ViewerAccess, clock: Clock) -> None:
+    session = await access.redeem(await access.issue_link())
+    clock.now += 3599
+    assert access.check_session(session)
+    clock.now += 2
+    assert not access.check_session(session)
+
+
+async def test_sessions_signed_with_another_secret_are_refused(
+    access: ViewerAccess, db: aiosqlite.Connection, clock: Clock
+) -> None:
+    other = ViewerAccess(db, b"o" * 32, clock=clock)
+    assert not access.check_session(other.new_session())
+
+
+async def test_a_session_with_a_longer_expiry_written_in_is_refused(
+    access: ViewerAccess, clock: Clock
+) -> None:
+    body, mac = access.new_session().split(".")
+    version, expires, sid = base64.urlsafe_b64decode(body + "==").decode().split("|")
+    longer = f"{version}|{int(expires) + 10**6}|{sid}".encode()
+    forged = base64.urlsafe_b64encode(longer).rstrip(b"=").decode() + "." + mac
+    assert not access.check_session(forged)
+
+
+@pytest.mark.parametrize(
+    "cookie", [None, "", "abc", "a.b.c", ".", "é.é", "x" * 1000, "dGVzdA.!!!!"]
+)
+def test_garbage_cookies_are_refused(access: ViewerAccess, cookie: str | None) -> None:
+    assert not access.check_session(cookie)
+
+
+async def test_each_session_is_distinct(access: ViewerAccess) -> None:
+    first = await access.redeem(await access.issue_link())
+    second = await access.redeem(await access.issue_link())
+    assert first != second
+
+
+async def test_a_short_secret_is_rejected(db: aiosqlite.Connection) -> None:
+    with pytest.raises(ValueError, match="16 bytes"):
+        ViewerAccess(db, b"short")
