@@ -58,6 +58,9 @@ class ReceiptStore(Protocol):
     async def page(self, query: ReceiptQuery) -> ReceiptPage:
         """A newest-first page matching the query."""
 
+    async def count(self) -> int:
+        """How many receipts are stored."""
+
     async def action_types(self) -> list[str]:
         """Distinct action types, for filter menus."""
 

@@ -1,0 +1,72 @@
+"""The `lancelot` command: run, chat, receipts verify."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from bot.app import redactor_for
+from bot.logs import configure_logging
+from core.config import Settings, load_settings
+from core.errors import ConfigError, StorageError
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lancelot", description="A self-hosted agent.")
+    parser.add_argument("--config", type=Path, help="settings file (default config/lancelot.yaml)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("run", help="start everything configured")
+    commands.add_parser("chat", help="talk to Lancelot in this terminal")
+    receipts = commands.add_parser("receipts", help="receipt ledger tools")
+    receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
+    receipts_cmd.add_parser("verify", help="check the hash chain of every receipt")
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"lancelot: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+async def _verify(settings: Settings) -> int:
+    from bot.home import prepare_home
+    from core.receipts.ledger import SqliteLedger
+
+    home = prepare_home(settings.home)
+    async with SqliteLedger(home / "ledger.db") as ledger:
+        report = await ledger.verify()
+    if report.ok:
+        print(f"ok: {report.checked} receipts, hash chain intact")
+        return 0
+    print(f"TAMPERED at receipt #{report.first_bad_seq}: {report.reason}")
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        return _fail(f"config error: {exc}")
+    quiet = args.command == "chat" or (args.command == "run" and sys.stdin.isatty())
+    if args.command in ("run", "chat"):
+        configure_logging(settings.home, settings.log_level, redactor_for(settings), quiet=quiet)
+    try:
+        if args.command == "receipts":
+            return asyncio.run(_verify(settings))
+        from bot.runner import serve
+
+        return asyncio.run(serve(settings, mode=args.command))
+    except StorageError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

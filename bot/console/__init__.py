@@ -1,0 +1,1 @@
+"""The console channel: Lancelot in a terminal."""

@@ -1,0 +1,152 @@
+"""The console channel: reads lines from a terminal, prints cards, numbers their buttons."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import sys
+from types import TracebackType
+from typing import Self, TextIO
+
+from bot.console.render import render_card
+from core.bus import Bus
+from core.errors import DeliveryFailed
+from core.events import ButtonPress, Card, Inbound, MessageRef
+
+log = logging.getLogger(__name__)
+
+NAME = "console"
+OWNER = "console"
+MAX_LINE = 1 << 20
+
+
+class ConsoleChannel:
+    """A terminal conversation. The person at the terminal is the owner."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        bus: Bus,
+        reader: asyncio.StreamReader,
+        output: TextIO = sys.stdout,
+        *,
+        color: bool = False,
+        prompt: str = "you> ",
+    ) -> None:
+        self._bus = bus
+        self._reader = reader
+        self._out = output
+        self._color = color
+        self._prompt = prompt
+        self._ids = itertools.count(1)
+        self._choices: dict[int, tuple[str, MessageRef]] = {}
+        self._next_choice = 1
+        self._task: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+
+    @property
+    def owner_chat_ids(self) -> tuple[str, ...]:
+        """The terminal is the only chat."""
+        return (OWNER,)
+
+    async def __aenter__(self) -> Self:
+        self._write("Lancelot console. Type /help for commands, Ctrl-D to leave.")
+        self._task = asyncio.create_task(self._read_forever(), name="console-reader")
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _read_forever(self) -> None:
+        self._show_prompt()
+        try:
+            while True:
+                raw = await self._read_line()
+                if raw is None:
+                    return
+                text = raw.decode("utf-8", errors="replace").strip()
+                if text:
+                    await self._bus.publish(self._event_for(text))
+                else:
+                    self._show_prompt()
+        finally:
+            self.closed.set()
+
+    async def _read_line(self) -> bytes | None:
+        try:
+            raw = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial or None
+        except asyncio.LimitOverrunError as exc:
+            # An enormous line: pass on its first MAX_LINE bytes so the size check refuses it.
+            raw = await self._reader.readexactly(exc.consumed)
+            await self._skip_rest_of_line()
+        return raw
+
+    async def _skip_rest_of_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+    def _event_for(self, text: str) -> Inbound | ButtonPress:
+        if text.isdigit() and int(text) in self._choices:
+            token, ref = self._choices[int(text)]
+            return ButtonPress(NAME, OWNER, OWNER, ref, token)
+        ref = MessageRef(NAME, OWNER, f"in-{next(self._ids)}")
+        return Inbound(NAME, OWNER, OWNER, text, ref)
+
+    async def deliver(self, chat_id: str, card: Card) -> MessageRef:
+        """Print a card; number its action buttons."""
+        ref = MessageRef(NAME, chat_id, f"out-{next(self._ids)}")
+        self._print_card(card, ref, edited=False)
+        return ref
+
+    async def edit(self, ref: MessageRef, card: Card) -> None:
+        """A terminal can't rewrite the past: print the new version, marked as an update."""
+        self._choices = {n: c for n, c in self._choices.items() if c[1] != ref}
+        self._print_card(card, ref, edited=True)
+
+    async def typing(self, chat_id: str) -> None:
+        """Nothing to show on a terminal."""
+
+    def _print_card(self, card: Card, ref: MessageRef, *, edited: bool) -> None:
+        first = self._next_choice
+        for button in card.buttons:
+            if not button.url:
+                self._choices[self._next_choice] = (button.action_token, ref)
+                self._next_choice += 1
+        lead = "\n" if self._prompt else ""
+        self._write(lead + render_card(card, first, color=self._color, edited=edited))
+        self._show_prompt()
+
+    def _show_prompt(self) -> None:
+        if self._prompt:
+            self._write(self._prompt, end="")
+
+    def _write(self, text: str, end: str = "\n") -> None:
+        try:
+            self._out.write(text + end)
+            self._out.flush()
+        except (OSError, ValueError) as exc:
+            raise DeliveryFailed(f"console output closed: {exc}") from None
+
+
+async def stdin_reader() -> asyncio.StreamReader:
+    """An asyncio reader over this process's standard input."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    return reader

@@ -1,0 +1,47 @@
+"""Logging set-up: a file in LANCELOT_HOME and stderr, every line passed through redaction."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from pathlib import Path
+
+from core.security.redaction import Redactor
+
+
+class RedactingFormatter(logging.Formatter):
+    """Formats as usual, then masks anything secret-shaped (tokens in URLs, keys, passwords)."""
+
+    def __init__(self, redactor: Redactor, fmt: str) -> None:
+        super().__init__(fmt)
+        self._redactor = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The redacted line."""
+        return self._redactor.text(super().format(record))
+
+
+def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool) -> None:
+    """Log to home/logs/lancelot.log; to stderr too (warnings only when `quiet`, for chat)."""
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    formatter = RedactingFormatter(redactor, fmt)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.setLevel(level)
+    stderr = logging.StreamHandler()
+    stderr.setLevel(logging.WARNING if quiet else level)
+    stderr.setFormatter(formatter)
+    root.addHandler(stderr)
+    try:
+        (home / "logs").mkdir(parents=True, exist_ok=True)
+        file_handler = logging.handlers.RotatingFileHandler(
+            home / "logs" / "lancelot.log", maxBytes=10 << 20, backupCount=3, encoding="utf-8"
+        )
+    except OSError as exc:
+        root.warning("logging to stderr only: %s", exc)
+        return
+    file_handler.setFormatter(formatter)
+    root.addHandler(file_handler)
+    for noisy in ("aiohttp.access", "httpx", "telegram", "apscheduler"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,74 @@
+"""Runs an assembled Lancelot until a signal (or, for chat, the end of input)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+from bot.app import Lancelot, assemble
+from bot.console.channel import ConsoleChannel, stdin_reader
+from core.config import Settings
+from core.features import FeatureFlags
+
+log = logging.getLogger(__name__)
+
+
+def _install_signals(stop: asyncio.Event, features: FeatureFlags) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+
+    def reload_features() -> None:
+        changed = features.reload()
+        log.info("feature flags reloaded: %s", changed or "no change")
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+        loop.add_signal_handler(signal.SIGHUP, reload_features)
+
+
+async def _attach_console(app: Lancelot) -> ConsoleChannel:
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    console = ConsoleChannel(
+        app.bus,
+        await stdin_reader(),
+        sys.stdout,
+        color=interactive,
+        prompt="you> " if interactive else "",
+    )
+    await app.attach(console)
+    return console
+
+
+async def serve(settings: Settings, *, mode: str) -> int:
+    """`run`: everything configured. `chat`: the console conversation until end of input."""
+    features = FeatureFlags()
+    stop = asyncio.Event()
+    _install_signals(stop, features)
+    chat = mode == "chat"
+    async with assemble(settings, features=features, web_optional=chat) as app:
+        console = None
+        channels_configured = settings.telegram_enabled or settings.gchat_enabled
+        if chat or (not channels_configured and sys.stdin.isatty()):
+            console = await _attach_console(app)
+        app.health.mark_ready()
+        if app.web_port is not None:
+            log.info("Lancelot ready; web app on %s", app.web_url)
+        if not chat and console is None and not channels_configured:
+            log.warning(
+                "no channel configured and no terminal attached: serving the web app only; "
+                "set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID, or run `lancelot chat`"
+            )
+        waiters = [asyncio.create_task(stop.wait())]
+        if console is not None:
+            waiters.append(asyncio.create_task(console.closed.wait()))
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in waiters:
+            waiter.cancel()
+        if console is not None and console.closed.is_set():
+            # End of input: let replies to what was typed go out before stopping.
+            await app.drain()
+    return 0

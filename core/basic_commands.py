@@ -1,0 +1,105 @@
+"""The commands every install has: /start, /help, /status and /receipts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from core.bus import Bus
+from core.commands import CommandContext, CommandRegistry
+from core.events import Button, Card, CardKind
+from core.features import FeatureFlags
+from core.health import HealthMonitor
+from core.receipts.base import ReceiptQuery, ReceiptStore
+from core.security.viewer_access import ViewerAccess
+
+VERSION = "0.1.0"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s"
+
+
+@dataclass
+class BasicCommands:
+    """Handlers for the always-present commands."""
+
+    registry: CommandRegistry
+    bus: Bus
+    ledger: ReceiptStore
+    health: HealthMonitor
+    features: FeatureFlags
+    viewer: ViewerAccess | None
+    public_url: str
+    link_ttl_seconds: int = 600
+    started_at: float = 0.0
+
+    def register(self) -> None:
+        """Add the commands to the registry (/receipts only when the web page runs)."""
+        self.started_at = self.started_at or time.time()
+        self.registry.command("start", "greeting and what I can do", self.start)
+        self.registry.command("help", "the commands that work", self.help)
+        self.registry.command("status", "uptime, channels, ledger and health", self.status)
+        if self.viewer is not None:
+            self.registry.command("receipts", "a private link to your receipts", self.receipts)
+
+    def _command_lines(self) -> str:
+        return "\n".join(
+            f"/{c.name}{(' ' + c.usage) if c.usage else ''} - {c.summary}"
+            for c in self.registry.listing()
+        )
+
+    async def start(self, ctx: CommandContext) -> Card:
+        """Greet the owner."""
+        body = (
+            "I'm Lancelot, your self-hosted agent. I act only under the rules you set, "
+            "ask before anything irreversible, and keep a receipt of everything I do.\n\n"
+            f"What works now:\n{self._command_lines()}"
+        )
+        return Card(kind=CardKind.REPLY, title="Hello, I'm Lancelot", body=body)
+
+    async def help(self, ctx: CommandContext) -> Card:
+        """List the registered commands."""
+        return Card(kind=CardKind.REPLY, title="Commands", body=self._command_lines())
+
+    async def status(self, ctx: CommandContext) -> Card:
+        """Uptime, channels, receipts, health."""
+        snapshot = await self.health.snapshot()
+        await self.ledger.flush()
+        on = [name.lower() for name, value in self.features.snapshot().items() if value]
+        fields = (
+            ("Version", VERSION),
+            ("Uptime", _duration(time.time() - self.started_at)),
+            ("Channels", ", ".join(c.name for c in self.bus.channels) or "none"),
+            ("Receipts", f"{await self.ledger.count():,}"),
+            ("Health", "ready" if snapshot.ready else "degraded"),
+            ("Features on", ", ".join(on) or "none"),
+        )
+        body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons)
+        return Card(kind=CardKind.REPLY, title="Status", body=body, fields=fields)
+
+    async def receipts(self, ctx: CommandContext) -> Card:
+        """A one-time link to the receipt page, and the latest few receipts."""
+        assert self.viewer is not None
+        token = await self.viewer.issue_link()
+        url = f"{self.public_url}/receipts?t={token}"
+        await self.ledger.flush()
+        latest = await self.ledger.page(ReceiptQuery(limit=5))
+        lines = [f"#{r.seq} {r.action_type}/{r.action_name} {r.status}" for r in latest.receipts]
+        body = (
+            f"Your private link (works once, for {self.link_ttl_seconds // 60} minutes):\n"
+            f"{url}\n\nLatest:\n" + "\n".join(lines)
+        )
+        return Card(
+            kind=CardKind.RECEIPT,
+            title="Receipts",
+            body=body,
+            buttons=(Button(label="Open receipts", url=url),),
+        )

@@ -1,0 +1,102 @@
+"""Chat commands and button actions: registries that subsystems fill at composition time."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.events import ButtonPress, Card, Inbound
+
+# The fixed command names (ARCHITECTURE.md). Nothing else can be registered.
+FIXED_COMMANDS = (
+    "start",
+    "help",
+    "status",
+    "health",
+    "run",
+    "approvals",
+    "receipts",
+    "jobs",
+    "digest",
+    "soul",
+    "skills",
+    "memory",
+    "usage",
+    "crusader",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """A command as received: the event, the text after the command, and its receipt."""
+
+    event: Inbound
+    args: str
+    receipt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PressContext:
+    """A valid button press: the event, what the token stood for, and its receipt."""
+
+    event: ButtonPress
+    payload: dict[str, Any]
+    card_id: str
+    receipt_id: str
+
+
+CommandHandler = Callable[[CommandContext], Awaitable[Card]]
+# A press handler returns the card's new content (to edit every copy), or None to leave it.
+PressHandler = Callable[[PressContext], Awaitable[Card | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A registered command."""
+
+    name: str
+    summary: str
+    handler: CommandHandler
+    usage: str = ""
+
+
+class CommandRegistry:
+    """The commands that work right now; /help lists exactly these."""
+
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+        self._actions: dict[str, PressHandler] = {}
+
+    def command(self, name: str, summary: str, handler: CommandHandler, usage: str = "") -> None:
+        """Register one of the fixed commands."""
+        if name not in FIXED_COMMANDS:
+            raise ValueError(f"/{name} is not one of Lancelot's commands")
+        self._commands[name] = Command(name, summary, handler, usage)
+
+    def action(self, name: str, handler: PressHandler) -> None:
+        """Register what a button action does."""
+        self._actions[name] = handler
+
+    def get(self, name: str) -> Command | None:
+        """A registered command by name (without the slash)."""
+        return self._commands.get(name)
+
+    def press_handler(self, action: str) -> PressHandler | None:
+        """The handler for a button action."""
+        return self._actions.get(action)
+
+    def listing(self) -> list[Command]:
+        """Registered commands in the documented order."""
+        return [self._commands[n] for n in FIXED_COMMANDS if n in self._commands]
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """'/run ls -la' -> ('run', 'ls -la'); '/status@LancelotBot' -> ('status', ''); else None."""
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    head, _, rest = text[1:].partition(" ")
+    name = head.split("@", 1)[0].lower()
+    if not name.isidentifier():
+        return None
+    return name, rest.strip()

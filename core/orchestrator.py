@@ -1,0 +1,210 @@
+"""The orchestrator: every inbound event passes the gate, then a command, an action or the agent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from core.bus import Bus
+from core.commands import CommandContext, CommandRegistry, PressContext, parse_command
+from core.errors import DeliveryFailed, InvalidToken, LancelotError
+from core.events import ButtonPress, Card, CardKind, Inbound
+from core.receipts.base import ReceiptStore
+from core.receipts.model import Receipt, ReceiptStatus
+from core.security.gate import InputGate
+from core.security.tokens import ActionTokens
+
+log = logging.getLogger(__name__)
+
+# Free text goes here when an agent exists: (event, cleaned text, receipt id) -> reply card.
+FreeTextHandler = Callable[[Inbound, str, str], Awaitable[Card]]
+
+NO_AGENT_REPLY = (
+    "Free-form requests need a model provider, and none is configured. Set LANCELOT_PROVIDER "
+    "(openai, anthropic or gemini) and its API key. Meanwhile /help lists what works."
+)
+MAX_CONCURRENT = 64
+
+
+def reply(title: str, body: str = "", kind: CardKind = CardKind.REPLY) -> Card:
+    """A plain reply card."""
+    return Card(kind=kind, title=title, body=body)
+
+
+class Orchestrator:
+    """Consumes the bus and turns each event into receipts and cards."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        ledger: ReceiptStore,
+        gate: InputGate,
+        commands: CommandRegistry,
+        tokens: ActionTokens,
+        free_text: FreeTextHandler | None = None,
+    ) -> None:
+        self._bus = bus
+        self._ledger = ledger
+        self._gate = gate
+        self._commands = commands
+        self._tokens = tokens
+        self._free_text = free_text
+        self._slots = asyncio.Semaphore(MAX_CONCURRENT)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        """Handle events until cancelled; each runs in its own task so a slow one blocks none."""
+        try:
+            while True:
+                event = await self._bus.next_event()
+                await self._slots.acquire()
+                task = asyncio.create_task(self._guarded(event))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _guarded(self, event: Inbound | ButtonPress) -> None:
+        try:
+            if isinstance(event, Inbound):
+                await self.handle_inbound(event)
+            else:
+                await self.handle_press(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("failed to handle %s from %s", type(event).__name__, event.channel)
+            await self._answer(event, reply("Something went wrong on my side; it is logged."))
+        finally:
+            self._slots.release()
+            self._bus.handled()
+
+    async def handle_inbound(self, event: Inbound) -> None:
+        """Gate, record, then dispatch a message."""
+        started = time.perf_counter()
+        verdict = self._gate.check(f"{event.channel}:{event.sender_id}", event.text)
+        meta = {"channel": event.channel, "sender_id": event.sender_id, "chat_id": event.chat_id}
+        if not verdict.allowed:
+            if verdict.notify:
+                self._ledger.append(
+                    Receipt(
+                        action_type="input_refused",
+                        action_name=verdict.rule or "refused",
+                        inputs={"chars": len(event.text), "preview": event.text[:200]},
+                        outputs={"notes": list(verdict.notes)},
+                        status=ReceiptStatus.REFUSED,
+                        metadata={**meta, "rule": verdict.rule},
+                    )
+                )
+                await self._answer(event, reply("Not processed", verdict.reply or ""))
+            return
+        inbound = Receipt(
+            action_type="inbound",
+            action_name="message",
+            inputs={"text": verdict.text},
+            outputs={"verdict": "allowed", "notes": list(verdict.notes)},
+            metadata=meta,
+        )
+        self._ledger.append(inbound)
+        card = await self._dispatch(event, verdict.text, inbound.id)
+        self._ledger.append(
+            Receipt(
+                action_type="reply",
+                action_name=card.kind,
+                outputs={"title": card.title, "body": card.body[:2000]},
+                parent_id=inbound.id,
+                quest_id=inbound.id,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                metadata=meta,
+            )
+        )
+        await self._answer(event, card)
+
+    async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card:
+        parsed = parse_command(text)
+        if parsed is None:
+            if self._free_text is None:
+                return reply("No model configured", NO_AGENT_REPLY)
+            await self._bus.typing(event.channel, event.chat_id)
+            return await self._free_text(event, text, receipt_id)
+        name, args = parsed
+        command = self._commands.get(name)
+        if command is None:
+            return reply("Unknown command", f"I don't know /{name}. /help lists what works.")
+        await self._bus.typing(event.channel, event.chat_id)
+        return await self._run_command(command.name, command.handler, event, args, receipt_id)
+
+    async def _run_command(
+        self,
+        name: str,
+        handler: Callable[[CommandContext], Awaitable[Card]],
+        event: Inbound,
+        args: str,
+        parent_id: str,
+    ) -> Card:
+        started = time.perf_counter()
+        status, error, card = ReceiptStatus.SUCCESS, None, None
+        try:
+            card = await handler(CommandContext(event, args, parent_id))
+        except LancelotError as exc:
+            status, error = ReceiptStatus.FAILURE, str(exc)
+            card = reply(f"/{name} failed", exc.user_message)
+        self._ledger.append(
+            Receipt(
+                action_type="command",
+                action_name=name,
+                inputs={"args": args},
+                outputs={"title": card.title},
+                status=status,
+                error_message=error,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                parent_id=parent_id,
+                quest_id=parent_id,
+            )
+        )
+        return card
+
+    async def handle_press(self, event: ButtonPress) -> None:
+        """Redeem the token, then run its action. Bad presses change nothing but a receipt."""
+        meta = {"channel": event.channel, "sender_id": event.sender_id}
+        card_id = self._bus.card_of(event.message_ref)
+        try:
+            grant = await self._tokens.redeem(event.action_token, event.sender_id, card_id)
+        except InvalidToken as exc:
+            self._ledger.append(
+                Receipt(
+                    action_type="button_refused",
+                    action_name=exc.reason,
+                    inputs={"token": event.action_token[:64]},
+                    status=ReceiptStatus.REFUSED,
+                    metadata=meta,
+                )
+            )
+            await self._answer(event, reply("Button not accepted", exc.user_message))
+            return
+        handler = self._commands.press_handler(grant.action)
+        press = Receipt(
+            action_type="button",
+            action_name=grant.action,
+            inputs=grant.payload,
+            metadata={**meta, "card_id": grant.card_id},
+        )
+        self._ledger.append(press)
+        if handler is None:
+            await self._answer(event, reply("That button no longer does anything."))
+            return
+        updated = await handler(PressContext(event, grant.payload, grant.card_id, press.id))
+        if updated is not None:
+            await self._bus.update(grant.card_id, updated)
+
+    async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
+        try:
+            await self._bus.send(event.channel, event.chat_id, card)
+        except DeliveryFailed as exc:
+            log.warning("reply to %s failed: %s", event.channel, exc)

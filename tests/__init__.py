@@ -1,0 +1,1 @@
+"""Lancelot's test suite; `python -m tests` runs every check."""

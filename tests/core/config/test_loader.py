@@ -1,0 +1,94 @@
+"""Settings: YAML plus environment, and one clear line when something is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import load_settings
+from core.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "lancelot.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_shipped_config_loads_with_safe_defaults() -> None:
+    settings = load_settings(REPO / "config" / "lancelot.yaml", environ={})
+    assert settings.web.host == "127.0.0.1"
+    assert settings.web.port == 8080
+    assert settings.limits.rate_per_minute == 60
+    assert not settings.telegram_enabled
+    assert not settings.gchat_enabled
+
+
+def test_documented_environment_names_override_the_file(tmp_path: Path) -> None:
+    env = {
+        "LANCELOT_HOME": str(tmp_path / "data"),
+        "TELEGRAM_BOT_TOKEN": "123:fake",
+        "TELEGRAM_OWNER_ID": "42, 43",
+        "LANCELOT_WEB_PORT": "9090",
+        "LANCELOT_PROVIDER": "anthropic",
+        "LANCELOT_PUBLIC_URL": "https://lancelot.example.org/",
+    }
+    settings = load_settings(write(tmp_path, "web: {port: 8081}\n"), environ=env)
+    assert settings.home == tmp_path / "data"
+    assert settings.telegram.owner_ids == (42, 43)
+    assert settings.telegram_enabled
+    assert settings.web.port == 9090
+    assert settings.llm.provider == "anthropic"
+    assert settings.public_url == "https://lancelot.example.org"
+
+
+def test_any_key_can_come_from_the_environment(tmp_path: Path) -> None:
+    env = {"LANCELOT_LIMITS_RATE_PER_MINUTE": "30", "LANCELOT_LEDGER_BATCH_SIZE": "64"}
+    settings = load_settings(write(tmp_path, ""), environ=env)
+    assert settings.limits.rate_per_minute == 30
+    assert settings.ledger.batch_size == 64
+
+
+def test_broken_yaml_names_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "web:\n  port: 8080\n   host: [oops\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, environ={})
+    message = str(caught.value)
+    assert str(path) in message
+    assert "line 3" in message
+    assert "\n" not in message
+
+
+def test_unknown_key_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"web\.prot: unknown key"):
+        load_settings(write(tmp_path, "web:\n  prot: 80\n"), environ={})
+
+
+def test_bad_value_is_named_with_what_was_given(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"limits\.rate_per_minute: .*integer.*'lots'"):
+        load_settings(write(tmp_path, "limits:\n  rate_per_minute: lots\n"), environ={})
+
+
+def test_bad_environment_value_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"web\.port"):
+        load_settings(write(tmp_path, ""), environ={"LANCELOT_WEB_PORT": "99999"})
+
+
+def test_secret_values_are_not_echoed(tmp_path: Path) -> None:
+    text = "telegram:\n  bot_token: [1, 2]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text), environ={})
+    assert "telegram.bot_token" in str(caught.value)
+
+
+def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="mapping"):
+        load_settings(write(tmp_path, "- a\n- b\n"), environ={})
+
+
+def test_missing_file_means_defaults(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path / "absent.yaml", environ={})
+    assert settings.web.port == 8080

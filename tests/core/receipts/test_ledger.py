@@ -1,0 +1,192 @@
+"""The receipt ledger: batched durable writes, redaction, append-only, tamper evidence."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.errors import StorageError
+from core.receipts.base import ReceiptQuery
+from core.receipts.ledger import SqliteLedger
+from core.receipts.model import Receipt, ReceiptStatus
+from core.security.redaction import Redactor
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+async def fill(ledger: SqliteLedger, count: int) -> None:
+    for i in range(count):
+        ledger.append(Receipt("command", f"step{i}", inputs={"i": i}))
+    await ledger.flush()
+
+
+async def test_durable_append_returns_the_committed_receipt(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        stored = await ledger.append_durable(Receipt("command", "status", inputs={"a": 1}))
+        assert stored.seq == 1
+        # Committed: another connection sees it right away.
+        rows = raw(tmp_path / "ledger.db").execute("SELECT id FROM receipts").fetchall()
+        assert rows == [(stored.id,)]
+
+
+async def test_batched_appends_are_all_committed_in_order(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", batch_size=16) as ledger:
+        await fill(ledger, 1000)
+        assert await ledger.count() == 1000
+        page = await ledger.page(ReceiptQuery(limit=3))
+        assert [r.action_name for r in page.receipts] == ["step999", "step998", "step997"]
+
+
+async def test_close_commits_what_is_queued(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", flush_interval=60) as ledger:
+        ledger.append(Receipt("system", "last-words"))
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        assert await ledger.count() == 1
+
+
+async def test_secrets_are_redacted_before_storage(tmp_path: Path) -> None:
+    fake_key = "sk-" + "x" * 40
+    redactor = Redactor(["configured-secret-value"])
+    async with SqliteLedger(tmp_path / "ledger.db", redactor=redactor) as ledger:
+        await ledger.append_durable(
+            Receipt(
+                "tool",
+                "http",
+                inputs={"headers": {"Authorization": "Bearer abcdefghijkl"}, "key": fake_key},
+                outputs=f"used {fake_key} and configured-secret-value",
+                error_message="login failed with password=hunter22",
+            )
+        )
+    dump = "\n".join(raw(tmp_path / "ledger.db").iterdump())
+    for secret in (fake_key, "abcdefghijkl", "configured-secret-value", "hunter22"):
+        assert secret not in dump
+
+
+async def test_update_and_delete_are_rejected(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await fill(ledger, 3)
+    db = raw(tmp_path / "ledger.db")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE receipts SET status = 'success' WHERE seq = 1")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM receipts WHERE seq = 2")
+    assert db.execute("SELECT count(*) FROM receipts").fetchone() == (3,)
+
+
+def tamper(path: Path, *statements: str) -> None:
+    """What an attacker with file access would do: drop the guards, then edit."""
+    db = raw(path)
+    db.execute("DROP TRIGGER receipts_no_update")
+    db.execute("DROP TRIGGER receipts_no_delete")
+    for statement in statements:
+        db.execute(statement)
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("statements", "bad_seq", "reason"),
+    [
+        (["UPDATE receipts SET outputs = '\"forged\"' WHERE seq = 5"], 5, "altered"),
+        (["DELETE FROM receipts WHERE seq = 4"], 5, "missing"),
+        (
+            [
+                "UPDATE receipts SET seq = -1 WHERE seq = 3",
+                "UPDATE receipts SET seq = 3 WHERE seq = 6",
+                "UPDATE receipts SET seq = 6 WHERE seq = -1",
+            ],
+            3,
+            "removed or reordered",
+        ),
+    ],
+)
+async def test_verify_finds_the_first_tampered_receipt(
+    tmp_path: Path, statements: list[str], bad_seq: int, reason: str
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await fill(ledger, 10)
+        assert (await ledger.verify()).ok
+    tamper(tmp_path / "ledger.db", *statements)
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        report = await ledger.verify()
+    assert not report.ok
+    assert report.first_bad_seq == bad_seq
+    assert reason in (report.reason or "")
+
+
+async def test_parent_and_quest_chains(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        root = Receipt("inbound", "message")
+        ledger.append(root)
+        for name in ("plan", "execute"):
+            ledger.append(Receipt("step", name, parent_id=root.id, quest_id=root.id))
+        await ledger.flush()
+        children = await ledger.children(root.id)
+        assert [c.action_name for c in children] == ["plan", "execute"]
+        assert all(c.quest_id == root.id for c in children)
+
+
+async def test_filters_search_and_keyset_paging(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        for i in range(120):
+            status = ReceiptStatus.FAILURE if i % 3 == 0 else ReceiptStatus.SUCCESS
+            kind = "tool" if i % 2 else "command"
+            ledger.append(Receipt(kind, f"n{i}", inputs={"text": f"walrus{i}"}, status=status))
+        await ledger.flush_search()
+        seen: list[int] = []
+        query = ReceiptQuery(action_type="tool", status="failure", limit=7)
+        while True:
+            page = await ledger.page(query)
+            seen += [r.seq for r in page.receipts]
+            assert all(r.action_type == "tool" and r.status == "failure" for r in page.receipts)
+            if page.next_before_seq is None:
+                break
+            query = ReceiptQuery(
+                action_type="tool", status="failure", limit=7, before_seq=page.next_before_seq
+            )
+        assert seen == sorted(seen, reverse=True)
+        assert len(seen) == len(set(seen)) == 20
+        found = await ledger.page(ReceiptQuery(text="walrus11"))
+        assert {r.action_name for r in found.receipts} == {"n11"} | {
+            f"n{i}" for i in range(110, 120)
+        }
+        assert (await ledger.page(ReceiptQuery(text='") OR *'))).receipts == ()
+
+
+async def test_search_index_is_rebuilt_when_lost(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await fill(ledger, 50)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{tmp_path / 'ledger-search.db'}{suffix}").unlink(missing_ok=True)
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await ledger.flush_search()
+        page = await ledger.page(ReceiptQuery(text="step42"))
+        assert [r.action_name for r in page.receipts] == ["step42"]
+
+
+async def test_corrupt_database_is_a_clear_storage_error(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StorageError, match=r"ledger\.db: cannot open the receipt ledger"):
+        async with SqliteLedger(path):
+            pass
+
+
+async def test_failed_writes_are_retried_not_lost(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    async with SqliteLedger(path, flush_interval=0.01) as ledger:
+        await fill(ledger, 1)
+        blocker = raw(path)
+        blocker.execute("PRAGMA busy_timeout=0")
+        blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+        ledger.append(Receipt("command", "during-outage"))
+        await asyncio.sleep(0.3)
+        blocker.execute("COMMIT")
+        blocker.close()
+        await asyncio.wait_for(ledger.flush(), 15)
+        assert ledger.healthy
+        assert await ledger.count() == 2

@@ -1,0 +1,91 @@
+"""Action tokens: opaque, short, single-use, expiring, bound to their card."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from core.errors import InvalidToken
+from core.security.tokens import ActionTokens
+from core.state import open_state_db
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[aiosqlite.Connection]:
+    connection = await open_state_db(tmp_path / "state.db")
+    yield connection
+    await connection.close()
+
+
+@pytest.fixture
+async def tokens(db: aiosqlite.Connection) -> ActionTokens:
+    store = ActionTokens(db, b"test-secret-0123456789", clock=Clock())
+    await store.setup()
+    return store
+
+
+async def test_token_fits_telegram_callback_data_and_reveals_nothing(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {"command": "rm -rf /workspace/old"}, "card-1")
+    assert len(token.encode()) <= 64
+    assert "approve" not in token
+    assert "rm" not in token
+
+
+async def test_redeem_returns_the_action_once(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {"id": 7}, "card-1")
+    grant = await tokens.redeem(token, "owner", "card-1")
+    assert (grant.action, grant.payload, grant.card_id) == ("approve", {"id": 7}, "card-1")
+    with pytest.raises(InvalidToken, match="already used"):
+        await tokens.redeem(token, "owner", "card-1")
+
+
+async def test_first_tap_on_a_card_spends_its_other_buttons(tokens: ActionTokens) -> None:
+    approve = await tokens.issue("approve", {}, "card-1")
+    deny = await tokens.issue("deny", {}, "card-1")
+    other = await tokens.issue("approve", {}, "card-2")
+    await tokens.redeem(approve, "owner")
+    with pytest.raises(InvalidToken, match="already used"):
+        await tokens.redeem(deny, "owner")
+    assert (await tokens.redeem(other, "owner")).card_id == "card-2"
+
+
+async def test_forged_malformed_and_unknown_tokens(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {}, "card-1")
+    flipped = token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]
+    with pytest.raises(InvalidToken, match="forged"):
+        await tokens.redeem(flipped, "owner")
+    for junk in ("", "not a token", "%%%%", "a" * 200):
+        with pytest.raises(InvalidToken, match=r"malformed|forged"):
+            await tokens.redeem(junk, "owner")
+    other_server = ActionTokens(tokens._db, b"another-secret-987654321")
+    foreign = await other_server.issue("approve", {}, "card-9")
+    with pytest.raises(InvalidToken, match="forged"):
+        await tokens.redeem(foreign, "owner")
+
+
+async def test_expired_token(db: aiosqlite.Connection) -> None:
+    clock = Clock()
+    store = ActionTokens(db, b"test-secret-0123456789", clock=clock)
+    await store.setup()
+    token = await store.issue("approve", {}, "card-1", ttl=60)
+    clock.now += 61
+    with pytest.raises(InvalidToken, match="expired"):
+        await store.redeem(token, "owner")
+
+
+async def test_token_pressed_on_another_card_is_refused(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {}, "card-1")
+    with pytest.raises(InvalidToken, match="another card"):
+        await tokens.redeem(token, "owner", card_id="card-2")
+    assert (await tokens.redeem(token, "owner", card_id="card-1")).action == "approve"

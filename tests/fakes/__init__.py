@@ -1,0 +1,1 @@
+"""Fake peers and in-memory channels for tests."""
