@@ -178,9 +178,9 @@ def report(name: str, samples: list[float], size: int) -> None:
 
 
 async def detail_path(ledger: SqliteLedger) -> str:
-    """A receipt that has children, for the detail page."""
-    newest = await ledger.page(ReceiptQuery(limit=100))
-    parent = next((r.parent_id for r in newest.receipts if r.parent_id), None)
+    """A receipt that has children (from the middle of the fill), for the detail page."""
+    middle = await ledger.page(ReceiptQuery(before_seq=await ledger.count() // 2, limit=100))
+    parent = next((r.parent_id for r in middle.receipts if r.parent_id), None)
     return f"/receipts/{parent or 'none'}"
 
 

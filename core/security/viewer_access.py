@@ -69,14 +69,14 @@ class ViewerAccess:
 
     async def setup(self) -> None:
         """Create the links table if it is missing."""
-        await self._db.execute(SCHEMA)
+        await self._run(SCHEMA)
 
     async def issue_link(self) -> str:
         """A fresh one-time token, valid for `link_ttl` seconds."""
         now = self._clock()
         await self.prune(now)
         token = secrets.token_urlsafe(32)
-        await self._db.execute(
+        await self._run(
             "INSERT INTO viewer_links (token_hash, expires_at, used_at) VALUES (?, ?, NULL)",
             (_token_hash(token), now + self.link_ttl),
         )
@@ -92,15 +92,19 @@ class ViewerAccess:
         now = self._clock()
         digest = _token_hash(token)
         # One statement claims the link, so two concurrent redeems cannot both succeed.
-        async with self._db.execute(
+        claimed = await self._run(
             "UPDATE viewer_links SET used_at = ?"
             " WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
             (now, digest, now),
-        ) as cur:
-            claimed = cur.rowcount == 1
-        if claimed:
+        )
+        if claimed == 1:
             return self.new_session()
         raise InvalidToken(await self._why_not(digest))
+
+    async def _run(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """One statement, its cursor closed at once; how many rows it changed."""
+        async with self._db.execute(sql, params) as cur:
+            return cur.rowcount
 
     async def _why_not(self, digest: str) -> str:
         async with self._db.execute(
@@ -114,7 +118,7 @@ class ViewerAccess:
     async def prune(self, now: float | None = None) -> None:
         """Forget links that expired more than a day ago."""
         cutoff = (self._clock() if now is None else now) - KEEP_SPENT_LINKS
-        await self._db.execute("DELETE FROM viewer_links WHERE expires_at < ?", (cutoff,))
+        await self._run("DELETE FROM viewer_links WHERE expires_at < ?", (cutoff,))
 
     def new_session(self) -> str:
         """A signed session cookie value valid for `session_ttl` seconds."""
