@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiosqlite
 
+from bot.governance import wire_governance
 from bot.home import load_secret, prepare_home
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
@@ -53,6 +54,7 @@ class Lancelot:
     features: FeatureFlags
     commands: CommandRegistry
     web_port: int | None = None
+    status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel) -> None:
         """Start a channel (an async context manager) and connect it to the bus."""
@@ -152,7 +154,11 @@ async def assemble(
             viewer=viewer if app.web_port is not None or web_optional else None,
             public_url=settings.public_url,
             link_ttl_seconds=settings.web.link_ttl_seconds,
+            status_fields=app.status_fields,
         ).register()
+        if app.features.enabled("SOUL"):
+            approvals = await wire_governance(app, secret)
+            await stack.enter_async_context(approvals)
         orchestrator = Orchestrator(
             app.bus,
             ledger,

@@ -24,7 +24,19 @@ def _parser() -> argparse.ArgumentParser:
     receipts = commands.add_parser("receipts", help="receipt ledger tools")
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
     receipts_cmd.add_parser("verify", help="check the hash chain of every receipt")
+    soul = commands.add_parser("soul", help="constitution tools")
+    soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
+    lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
+    lint.add_argument("file", type=Path)
     return parser
+
+
+def _lint_soul(path: Path) -> int:
+    from soul import lint_file
+
+    report = lint_file(path)
+    print(report.render())
+    return 0 if report.ok else 1
 
 
 def _fail(message: str) -> int:
@@ -49,6 +61,8 @@ async def _verify(settings: Settings) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     args = _parser().parse_args(argv)
+    if args.command == "soul":
+        return _lint_soul(args.file)
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from core.bus import Bus
 from core.commands import CommandContext, CommandRegistry
@@ -39,6 +40,7 @@ class BasicCommands:
     viewer: ViewerAccess | None
     public_url: str
     link_ttl_seconds: int = 600
+    status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
     started_at: float = 0.0
 
     def register(self) -> None:
@@ -81,6 +83,7 @@ class BasicCommands:
             ("Receipts", f"{await self.ledger.count():,}"),
             ("Health", "ready" if snapshot.ready else "degraded"),
             ("Features on", ", ".join(on) or "none"),
+            *((name, provider()) for name, provider in self.status_fields.items()),
         )
         body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons)
         return Card(kind=CardKind.REPLY, title="Status", body=body, fields=fields)

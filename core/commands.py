@@ -46,7 +46,8 @@ class PressContext:
     receipt_id: str
 
 
-CommandHandler = Callable[[CommandContext], Awaitable[Card]]
+# A command handler returns its reply card, or None when it already answered (an approval card).
+CommandHandler = Callable[[CommandContext], Awaitable[Card | None]]
 # A press handler returns the card's new content (to edit every copy), or None to leave it.
 PressHandler = Callable[[PressContext], Awaitable[Card | None]]
 

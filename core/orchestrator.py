@@ -9,7 +9,13 @@ import time
 from collections.abc import Awaitable, Callable
 
 from core.bus import Bus
-from core.commands import CommandContext, CommandRegistry, PressContext, parse_command
+from core.commands import (
+    CommandContext,
+    CommandHandler,
+    CommandRegistry,
+    PressContext,
+    parse_command,
+)
 from core.errors import DeliveryFailed, InvalidToken, LancelotError
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptStore
@@ -113,6 +119,8 @@ class Orchestrator:
         )
         self._ledger.append(inbound)
         card = await self._dispatch(event, verdict.text, inbound.id)
+        if card is None:
+            return
         self._ledger.append(
             Receipt(
                 action_type="reply",
@@ -126,7 +134,7 @@ class Orchestrator:
         )
         await self._answer(event, card)
 
-    async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card:
+    async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
         parsed = parse_command(text)
         if parsed is None:
             if self._free_text is None:
@@ -143,11 +151,11 @@ class Orchestrator:
     async def _run_command(
         self,
         name: str,
-        handler: Callable[[CommandContext], Awaitable[Card]],
+        handler: CommandHandler,
         event: Inbound,
         args: str,
         parent_id: str,
-    ) -> Card:
+    ) -> Card | None:
         started = time.perf_counter()
         status, error, card = ReceiptStatus.SUCCESS, None, None
         try:
@@ -160,7 +168,7 @@ class Orchestrator:
                 action_type="command",
                 action_name=name,
                 inputs={"args": args},
-                outputs={"title": card.title},
+                outputs={"title": card.title if card else "(answered with a card)"},
                 status=status,
                 error_message=error,
                 duration_ms=(time.perf_counter() - started) * 1000,

@@ -1,0 +1,66 @@
+"""Wires the Soul, the policy engine, approvals and the workspace tools into a Lancelot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.commands import CommandRegistry
+from core.errors import StorageError
+from core.governance.approval_service import ApprovalService
+from core.governance.approvals import ApprovalStore
+from core.governance.capability import CapabilityTokens
+from core.governance.commands import GovernanceCommands
+from core.governance.crusader import CrusaderMode
+from core.governance.execution import Executor
+from core.governance.policy import PolicyEngine
+from core.soul_commands import SoulCommands, SoulKeeper
+from core.tools.safe_repl import SafeRepl
+from core.tools.workspace import Workspace
+from soul import SHIPPED_VERSIONS_DIR, SoulError, SoulStore
+
+if TYPE_CHECKING:
+    from bot.app import Lancelot
+
+
+def load_soul(home: Path) -> SoulKeeper:
+    """The active Soul, or StorageError (exit 2) naming what is wrong with it."""
+    try:
+        return SoulKeeper(SoulStore(SHIPPED_VERSIONS_DIR, home / "soul"))
+    except SoulError as exc:
+        raise StorageError(f"soul: {exc}") from None
+
+
+async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
+    """Register /run, /approvals, /crusader and /soul on `app` (a bot.app.Lancelot).
+
+    Returns the approval service, an async context manager the caller starts (it reconciles
+    approvals left from before a restart and expires stale ones).
+    """
+    keeper = load_soul(app.home)
+    crusader = CrusaderMode(app.state)
+    await crusader.setup()
+    capabilities = CapabilityTokens(secret)
+    policy = PolicyEngine(keeper, capabilities, crusader.active)
+    workspace = Workspace(app.home / "workspace")
+    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger)
+    store = ApprovalStore(app.state)
+    await store.setup()
+    approvals = ApprovalService(
+        store,
+        app.tokens,
+        app.bus,
+        app.ledger,
+        executor,
+        timeout=lambda: keeper().approval_rules.timeout_minutes * 60.0,
+    )
+    registry: CommandRegistry = app.commands
+    GovernanceCommands(
+        registry, policy, approvals, executor, crusader, workspace, app.ledger, keeper
+    ).register()
+    SoulCommands(registry, keeper, app.tokens, app.ledger).register()
+    app.status_fields["Crusader"] = lambda: (
+        f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
+    )
+    app.status_fields["Soul"] = lambda: f"v{keeper().version}"
+    return approvals

@@ -1,0 +1,1 @@
+"""Governance: risk tiers, the policy engine, capability tokens and approvals."""

@@ -1,0 +1,301 @@
+"""The approval flow: a card with Approve and Deny, the owner's tap, exactly-once execution,
+expiry, and reconciliation after a restart. Every request and decision is a receipt."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Self
+
+from core.bus import Bus
+from core.commands import PressContext
+from core.events import Button, Card, CardKind
+from core.governance.action import ToolAction
+from core.governance.approvals import Approval, ApprovalState, ApprovalStore
+from core.governance.execution import Executor
+from core.governance.policy import Decision
+from core.receipts.base import ReceiptStore
+from core.receipts.model import Receipt, ReceiptStatus
+from core.security.tokens import ActionTokens
+
+log = logging.getLogger(__name__)
+
+DECIDE = "approval.decide"
+
+
+def _clock_text(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
+
+
+class ApprovalService:
+    """Asks the owner, waits without blocking anything, and runs the approved action once."""
+
+    def __init__(
+        self,
+        store: ApprovalStore,
+        tokens: ActionTokens,
+        bus: Bus,
+        ledger: ReceiptStore,
+        executor: Executor,
+        timeout: Callable[[], float],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._tokens = tokens
+        self._bus = bus
+        self._ledger = ledger
+        self._executor = executor
+        self._timeout = timeout
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._expirer: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        await self.reconcile()
+        self._expirer = asyncio.create_task(self._expire_forever(), name="approval-expiry")
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._expirer is not None:
+            self._expirer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._expirer
+
+    async def request(
+        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
+    ) -> Card:
+        """Create the approval, send its card to the owner everywhere, return the card."""
+        card_id = f"approval-{action.digest[:12]}-{int(self._clock() * 1000)}"
+        approval = await self._store.create(
+            action, decision.tier, decision.reason, card_id, via, self._timeout(), quest_id
+        )
+        await self._ledger.append_durable(
+            Receipt(
+                action_type="approval_requested",
+                action_name=action.capability,
+                inputs={"command": action.describe(), "action_hash": action.digest},
+                outputs={"approval_id": approval.id, "expires_at": approval.expires_at},
+                status=ReceiptStatus.PENDING,
+                quest_id=quest_id,
+                metadata={"policy": decision.snapshot(), "via": via},
+            )
+        )
+        card = await self._pending_card(approval)
+        for ref in await self._bus.broadcast(card):
+            await self._store.add_copy(approval.id, ref)
+        self._wake.set()
+        return card
+
+    async def _pending_card(self, approval: Approval) -> Card:
+        ttl = max(approval.expires_at - self._clock(), 1.0)
+        buttons = []
+        for label, choice in (("Approve", "approve"), ("Deny", "deny")):
+            payload = {"approval_id": approval.id, "choice": choice, "hash": approval.action_hash}
+            token = await self._tokens.issue(DECIDE, payload, approval.card_id, ttl=ttl)
+            buttons.append(Button(label, token))
+        return Card(
+            kind=CardKind.APPROVAL,
+            title=f"Approve this {approval.tier} action?",
+            body=f"{approval.action.describe()}\n\n{approval.reason}",
+            fields=(
+                ("Runs", approval.action.capability),
+                ("Expires", _clock_text(approval.expires_at)),
+            ),
+            buttons=tuple(buttons),
+            correlation_id=approval.card_id,
+        )
+
+    async def resend_pending(self, channel: str, chat_id: str) -> int:
+        """Send a fresh copy of every pending approval card to one chat (for /approvals).
+        The first tap on any copy decides, and every copy is edited to the outcome."""
+        pending = await self._store.in_states(ApprovalState.PENDING)
+        for approval in pending:
+            ref = await self._bus.send(channel, chat_id, await self._pending_card(approval))
+            await self._store.add_copy(approval.id, ref)
+        return len(pending)
+
+    async def on_press(self, ctx: PressContext) -> Card | None:
+        """The Approve/Deny handler (the token was valid; the owner check was done)."""
+        approval = await self._store.get(str(ctx.payload.get("approval_id")))
+        if approval is None:
+            return None
+        if (
+            approval.action.digest != ctx.payload.get("hash")
+            or approval.action.digest != approval.action_hash
+        ):
+            self._record(
+                approval,
+                "approval_refused",
+                "the action changed since the card was sent",
+                ReceiptStatus.REFUSED,
+                ctx.receipt_id,
+            )
+            return await self.outcome_card(approval, note="Refused: the action changed.")
+        who, via = ctx.event.sender_id, ctx.event.channel
+        now = self._clock()
+        if now > approval.expires_at:
+            await self._expire(approval)
+            return None
+        if ctx.payload.get("choice") == "deny":
+            if await self._store.move(
+                approval.id,
+                ApprovalState.PENDING,
+                ApprovalState.DENIED,
+                decided_at=now,
+                decided_by=who,
+                decided_via=via,
+            ):
+                self._record(
+                    approval,
+                    "approval_denied",
+                    f"denied by {who} via {via}",
+                    ReceiptStatus.SUCCESS,
+                    ctx.receipt_id,
+                )
+        elif await self._store.move(
+            approval.id,
+            ApprovalState.PENDING,
+            ApprovalState.APPROVED,
+            decided_at=now,
+            decided_by=who,
+            decided_via=via,
+        ):
+            self._record(
+                approval,
+                "approval_granted",
+                f"approved by {who} via {via}",
+                ReceiptStatus.SUCCESS,
+                ctx.receipt_id,
+            )
+            await self._run(approval.id, ctx.receipt_id)
+        fresh = await self._store.get(approval.id)
+        return await self.outcome_card(fresh or approval)
+
+    async def _run(self, approval_id: str, parent_id: str | None) -> None:
+        """Approved -> executing (durably) -> executed. Never starts twice."""
+        if not await self._store.move(approval_id, ApprovalState.APPROVED, ApprovalState.EXECUTING):
+            return
+        approval = await self._store.get(approval_id)
+        assert approval is not None
+        result = await self._executor.execute(
+            approval.action,
+            approval.tier,
+            parent_id=parent_id,
+            quest_id=approval.quest_id,
+            approval_id=approval.id,
+        )
+        await self._store.move(
+            approval_id,
+            ApprovalState.EXECUTING,
+            ApprovalState.EXECUTED,
+            finished_at=self._clock(),
+            result=result,
+        )
+
+    async def outcome_card(self, approval: Approval, note: str = "") -> Card:
+        """The card after a decision: who, when, where, and what happened; no buttons."""
+        state = approval.state
+        lines = [approval.action.describe()]
+        if approval.decided_by:
+            verb = "Approved" if state not in (ApprovalState.DENIED,) else "Denied"
+            when = _clock_text(approval.decided_at or self._clock())
+            lines.append(f"{verb} by {approval.decided_by} at {when} via {approval.decided_via}.")
+        if state is ApprovalState.EXPIRED:
+            lines.append("Expired: nobody decided in time, so nothing ran.")
+        if state is ApprovalState.INTERRUPTED:
+            lines.append("Lancelot stopped while this was running; it was not started again.")
+        if approval.result:
+            lines.append(approval.result)
+        if note:
+            lines.append(note)
+        return Card(
+            kind=CardKind.APPROVAL,
+            title=f"{state.value.capitalize()}: {approval.tier} action",
+            body="\n".join(lines),
+            correlation_id=approval.card_id,
+        )
+
+    async def reconcile(self) -> None:
+        """After a restart: re-attach delivered cards, expire the stale, finish the approved."""
+        for approval in await self._store.in_states(ApprovalState.PENDING):
+            for ref in await self._store.copies(approval.id):
+                self._bus.remember(approval.card_id, ref)
+            if self._clock() > approval.expires_at:
+                await self._expire(approval)
+        for approval in await self._store.in_states(ApprovalState.APPROVED):
+            log.info("running approval %s approved before the restart", approval.id)
+            await self._run(approval.id, None)
+            await self._publish_outcome(approval.id)
+        for approval in await self._store.in_states(ApprovalState.EXECUTING):
+            await self._store.move(
+                approval.id,
+                ApprovalState.EXECUTING,
+                ApprovalState.INTERRUPTED,
+                finished_at=self._clock(),
+            )
+            self._record(
+                approval,
+                "approval_interrupted",
+                "was running when Lancelot stopped; not run again",
+                ReceiptStatus.FAILURE,
+                None,
+            )
+            await self._publish_outcome(approval.id)
+
+    async def _publish_outcome(self, approval_id: str) -> None:
+        approval = await self._store.get(approval_id)
+        if approval is None:
+            return
+        for ref in await self._store.copies(approval.id):
+            self._bus.remember(approval.card_id, ref)
+        card = await self.outcome_card(approval)
+        if not await self._bus.update(approval.card_id, card):
+            await self._bus.broadcast(card)
+
+    async def _expire(self, approval: Approval) -> None:
+        if await self._store.move(
+            approval.id, ApprovalState.PENDING, ApprovalState.EXPIRED, decided_at=self._clock()
+        ):
+            self._record(
+                approval,
+                "approval_expired",
+                "no decision before the deadline",
+                ReceiptStatus.SKIPPED,
+                None,
+            )
+            await self._publish_outcome(approval.id)
+
+    async def _expire_forever(self) -> None:
+        while True:
+            pending = await self._store.in_states(ApprovalState.PENDING)
+            now = self._clock()
+            for approval in pending:
+                if now > approval.expires_at:
+                    await self._expire(approval)
+            upcoming = [a.expires_at - now for a in pending if a.expires_at > now]
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(upcoming, default=3600.0) + 0.05):
+                    await self._wake.wait()
+
+    def _record(
+        self, approval: Approval, kind: str, what: str, status: ReceiptStatus, parent_id: str | None
+    ) -> None:
+        self._ledger.append(
+            Receipt(
+                action_type=kind,
+                action_name=approval.action.capability,
+                inputs={"approval_id": approval.id, "command": approval.action.describe()},
+                outputs={"outcome": what},
+                status=status,
+                parent_id=parent_id,
+                quest_id=approval.quest_id,
+            )
+        )

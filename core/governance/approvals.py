@@ -1,0 +1,179 @@
+"""Approvals in state.db: the exact action and its hash, and a state machine that only
+moves forward with conditional updates, so the first decision wins and nothing runs twice."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+import aiosqlite
+
+from core.events import MessageRef
+from core.governance.action import ToolAction
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    action TEXT NOT NULL,
+    action_hash TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    card_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    requested_via TEXT NOT NULL,
+    quest_id TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    decided_at REAL,
+    decided_by TEXT,
+    decided_via TEXT,
+    finished_at REAL,
+    result TEXT
+);
+CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals(state, expires_at);
+CREATE TABLE IF NOT EXISTS approval_copies (
+    approval_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    PRIMARY KEY (approval_id, channel, chat_id, message_id)
+);
+"""
+
+
+class ApprovalState(StrEnum):
+    """pending -> approved -> executing -> executed; or denied / expired / interrupted."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    EXECUTING = "executing"
+    EXECUTED = "executed"
+    DENIED = "denied"
+    EXPIRED = "expired"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One request for the owner's decision."""
+
+    id: str
+    action: ToolAction
+    action_hash: str
+    tier: str
+    reason: str
+    card_id: str
+    state: ApprovalState
+    requested_via: str
+    quest_id: str | None
+    created_at: float
+    expires_at: float
+    decided_at: float | None
+    decided_by: str | None
+    decided_via: str | None
+    finished_at: float | None
+    result: str | None
+
+
+_COLUMNS = (
+    "id, action, action_hash, tier, reason, card_id, state, requested_via, quest_id, created_at,"
+    " expires_at, decided_at, decided_by, decided_via, finished_at, result"
+)
+
+
+def _row(values: tuple[object, ...]) -> Approval:
+    fields = list(values)
+    fields[1] = ToolAction.from_json(str(fields[1]))
+    fields[6] = ApprovalState(str(fields[6]))
+    return Approval(*fields)  # type: ignore[arg-type]
+
+
+class ApprovalStore:
+    """Persistence for approvals. Every transition is one conditional UPDATE."""
+
+    def __init__(self, db: aiosqlite.Connection, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def setup(self) -> None:
+        """Create the tables."""
+        await self._db.executescript(SCHEMA)
+
+    async def create(
+        self,
+        action: ToolAction,
+        tier: str,
+        reason: str,
+        card_id: str,
+        via: str,
+        ttl: float,
+        quest_id: str | None = None,
+    ) -> Approval:
+        """A new pending approval."""
+        now = self._clock()
+        approval_id = secrets.token_hex(8)
+        await self._db.execute(
+            f"INSERT INTO approvals ({_COLUMNS}) VALUES ({', '.join('?' * 16)})",
+            (
+                approval_id,
+                action.to_json(),
+                action.digest,
+                tier,
+                reason,
+                card_id,
+                ApprovalState.PENDING,
+                via,
+                quest_id,
+                now,
+                now + ttl,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ),
+        )
+        found = await self.get(approval_id)
+        assert found is not None
+        return found
+
+    async def get(self, approval_id: str) -> Approval | None:
+        """One approval."""
+        sql = f"SELECT {_COLUMNS} FROM approvals WHERE id = ?"
+        async with self._db.execute(sql, (approval_id,)) as cur:
+            row = await cur.fetchone()
+        return _row(tuple(row)) if row else None
+
+    async def in_states(self, *states: ApprovalState) -> list[Approval]:
+        """Approvals in any of the given states, oldest first."""
+        marks = ", ".join("?" * len(states))
+        sql = f"SELECT {_COLUMNS} FROM approvals WHERE state IN ({marks}) ORDER BY created_at"
+        async with self._db.execute(sql, [str(s) for s in states]) as cur:
+            return [_row(tuple(r)) for r in await cur.fetchall()]
+
+    async def move(
+        self, approval_id: str, old: ApprovalState, new: ApprovalState, **changes: object
+    ) -> bool:
+        """Move from `old` to `new` if (and only if) the approval is still in `old`."""
+        sets = ", ".join(["state = ?", *(f"{k} = ?" for k in changes)])
+        cur = await self._db.execute(
+            f"UPDATE approvals SET {sets} WHERE id = ? AND state = ?",
+            (str(new), *changes.values(), approval_id, str(old)),
+        )
+        return cur.rowcount == 1
+
+    async def add_copy(self, approval_id: str, ref: MessageRef) -> None:
+        """Remember where the approval card was delivered (to edit it after a restart)."""
+        await self._db.execute(
+            "INSERT OR IGNORE INTO approval_copies VALUES (?, ?, ?, ?)",
+            (approval_id, ref.channel, ref.chat_id, ref.message_id),
+        )
+
+    async def copies(self, approval_id: str) -> list[MessageRef]:
+        """Where the card was delivered."""
+        sql = "SELECT channel, chat_id, message_id FROM approval_copies WHERE approval_id = ?"
+        async with self._db.execute(sql, (approval_id,)) as cur:
+            return [MessageRef(*r) for r in await cur.fetchall()]

@@ -1,0 +1,50 @@
+"""Capability tokens: the policy engine's signed permission to run one exact action, briefly."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import struct
+import time
+from collections.abc import Callable
+
+from core.errors import PolicyDenied
+
+
+class CapabilityTokens:
+    """HMAC(secret, action digest + expiry). The tool fabric runs nothing without a valid one."""
+
+    def __init__(
+        self, secret: bytes, ttl: float = 60.0, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._key = hashlib.sha256(b"lancelot-capability|" + secret).digest()
+        self._ttl = ttl
+        self._clock = clock
+
+    def _mac(self, digest: str, expires: int) -> bytes:
+        message = digest.encode() + struct.pack(">Q", expires)
+        return hmac.new(self._key, message, hashlib.sha256).digest()[:16]
+
+    def issue(self, digest: str) -> str:
+        """A token for the action with this digest."""
+        expires = int(self._clock() + self._ttl)
+        raw = struct.pack(">Q", expires) + self._mac(digest, expires)
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def check(self, token: str | None, digest: str) -> None:
+        """Raise PolicyDenied unless `token` authorises exactly this action, now."""
+        if not token:
+            raise PolicyDenied("capability-missing", message="no capability token")
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        except (binascii.Error, ValueError):
+            raise PolicyDenied("capability-invalid", message="malformed token") from None
+        if len(raw) != 24:
+            raise PolicyDenied("capability-invalid", message="malformed token")
+        (expires,) = struct.unpack(">Q", raw[:8])
+        if not hmac.compare_digest(raw[8:], self._mac(digest, expires)):
+            raise PolicyDenied("capability-invalid", message="token does not match the action")
+        if self._clock() > expires:
+            raise PolicyDenied("capability-expired", message="capability token expired")

@@ -1,0 +1,152 @@
+"""/run, /approvals and /crusader: the owner's governed hands."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.commands import CommandContext, CommandRegistry
+from core.errors import PolicyDenied
+from core.events import Card, CardKind
+from core.governance.action import ToolAction
+from core.governance.approval_service import DECIDE, ApprovalService
+from core.governance.crusader import CrusaderMode
+from core.governance.execution import Executor
+from core.governance.policy import Decision, PolicyEngine, Verdict
+from core.receipts.base import ReceiptStore
+from core.receipts.model import Receipt, ReceiptStatus
+from core.tools.workspace import Workspace
+from soul import Soul
+
+SHELL = "shell.exec"
+
+
+def _facts(command: str, workspace: Workspace) -> dict[str, object]:
+    """What governance needs to know that the command line alone does not say."""
+    facts: dict[str, object] = {"in_workspace": True}
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return facts
+    if words[:1] == ["mv"] and len(words) == 3:
+        try:
+            target = workspace.resolve(words[2])
+            facts["overwrites"] = target.exists() and not target.is_dir()
+        except PolicyDenied:
+            facts["in_workspace"] = False
+    return facts
+
+
+@dataclass
+class GovernanceCommands:
+    """Handlers wired by the composition root."""
+
+    registry: CommandRegistry
+    policy: PolicyEngine
+    approvals: ApprovalService
+    executor: Executor
+    crusader: CrusaderMode
+    workspace: Workspace
+    ledger: ReceiptStore
+    soul: Callable[[], Soul]
+
+    def register(self) -> None:
+        """Add /run, /approvals, /crusader and the approval buttons."""
+        self.registry.command(
+            "run", "run a command in the workspace, under governance", self.run, usage="<command>"
+        )
+        self.registry.command("approvals", "what is waiting for your decision", self.pending)
+        self.registry.command("crusader", "toggle Crusader mode (auto-approve T1)", self.toggle)
+        self.registry.action(DECIDE, self.approvals.on_press)
+
+    async def run(self, ctx: CommandContext) -> Card | None:
+        """Decide, then refuse, ask, or run."""
+        command = ctx.args.strip()
+        if not command:
+            return Card(CardKind.REPLY, "Usage", "/run <command>, for example /run ls -la")
+        action = ToolAction(SHELL, command, _facts(command, self.workspace))
+        decision = self.policy.decide(action)
+        self._record(action, decision, ctx.receipt_id)
+        if decision.verdict is Verdict.DENY:
+            return _denied_card(action, decision)
+        if decision.verdict is Verdict.NEEDS_APPROVAL:
+            await self.approvals.request(action, decision, ctx.event.channel, ctx.receipt_id)
+            return None  # the approval card itself is the answer
+        if decision.auto_approved:
+            self._record_auto_approval(action, decision, ctx.receipt_id)
+        outcome = await self.executor.execute(
+            action,
+            decision.tier,
+            capability=decision.capability,
+            parent_id=ctx.receipt_id,
+            quest_id=ctx.receipt_id,
+        )
+        return Card(CardKind.REPLY, f"/run {decision.tier}", f"$ {command}\n{outcome}")
+
+    async def pending(self, ctx: CommandContext) -> Card | None:
+        """Resend every pending approval card here (any copy decides for all)."""
+        sent = await self.approvals.resend_pending(ctx.event.channel, ctx.event.chat_id)
+        if not sent:
+            return Card(CardKind.REPLY, "Approvals", "Nothing is waiting for your decision.")
+        return None
+
+    async def toggle(self, ctx: CommandContext) -> Card:
+        """/crusader [on|off]: flips when no argument is given."""
+        soul = self.soul()
+        wanted = ctx.args.strip().lower()
+        on = {"on": True, "off": False}.get(wanted, not self.crusader.active())
+        minutes = soul.crusader.max_duration_minutes
+        await self.crusader.switch(on, minutes)
+        self.ledger.append(
+            Receipt(
+                "crusader",
+                "on" if on else "off",
+                inputs={"minutes": minutes if on else 0},
+                parent_id=ctx.receipt_id,
+            )
+        )
+        if not on:
+            return Card(CardKind.NOTICE, "Crusader mode off", "Every action asks as the Soul says.")
+        tiers = ", ".join(soul.crusader.auto_approve_tiers) or "nothing"
+        return Card(
+            CardKind.NOTICE,
+            "Crusader mode on",
+            f"For {minutes} minutes I auto-approve {tiers} actions (each one a receipt). "
+            "T3 actions and anything the Soul says must be asked still wait for you.",
+        )
+
+    def _record(self, action: ToolAction, decision: Decision, parent_id: str) -> None:
+        self.ledger.append(
+            Receipt(
+                action_type="policy_decision",
+                action_name=str(decision.verdict),
+                inputs={"command": action.describe(), "action_hash": action.digest},
+                outputs=decision.snapshot(),
+                status=ReceiptStatus.REFUSED
+                if decision.verdict is Verdict.DENY
+                else ReceiptStatus.SUCCESS,
+                parent_id=parent_id,
+                quest_id=parent_id,
+                metadata={"tier": decision.tier},
+            )
+        )
+
+    def _record_auto_approval(self, action: ToolAction, decision: Decision, parent: str) -> None:
+        self.ledger.append(
+            Receipt(
+                "crusader_auto_approval",
+                action.capability,
+                inputs={"command": action.describe()},
+                outputs=decision.snapshot(),
+                parent_id=parent,
+                quest_id=parent,
+            )
+        )
+
+
+def _denied_card(action: ToolAction, decision: Decision) -> Card:
+    body = f"$ {action.describe()}\n{decision.reason}"
+    if decision.alternatives:
+        body += "\n\nInstead you could:\n" + "\n".join(f"- {a}" for a in decision.alternatives)
+    return Card(CardKind.REPLY, f"Not allowed (rule {', '.join(decision.rules)})", body)

@@ -1,0 +1,130 @@
+"""The policy engine: allow, deny (with the rule and safer alternatives) or needs-approval."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from core.governance.action import ToolAction
+from core.governance.capability import CapabilityTokens
+from soul import Action, Soul, UnparseableCommand, classify, denied_by, needs_approval
+
+CACHE_SIZE = 4096
+
+
+class Verdict(StrEnum):
+    """What governance says about an action."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    NEEDS_APPROVAL = "needs_approval"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The verdict with its reasons. `capability` is set only when the action may run now."""
+
+    verdict: Verdict
+    tier: str
+    rules: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    reason: str = ""
+    alternatives: tuple[str, ...] = ()
+    capability: str | None = None
+    auto_approved: bool = False
+
+    def snapshot(self) -> dict[str, object]:
+        """The decision as recorded in receipts (never the token)."""
+        return {
+            "verdict": str(self.verdict),
+            "tier": self.tier,
+            "rules": list(self.rules),
+            "kinds": list(self.kinds),
+            "reason": self.reason,
+            "auto_approved": self.auto_approved,
+        }
+
+
+class PolicyEngine:
+    """Classifies actions against the active Soul and decides. T0 decisions are cached."""
+
+    def __init__(
+        self,
+        soul: Callable[[], Soul],
+        capabilities: CapabilityTokens,
+        crusader: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self._soul = soul
+        self._capabilities = capabilities
+        self._crusader = crusader
+        self._cache: OrderedDict[tuple[int, str, bool], Decision] = OrderedDict()
+
+    def decide(self, action: ToolAction, *, autonomous: bool = False) -> Decision:
+        """Decide about one exact action. Allowed decisions carry a fresh capability token."""
+        soul = self._soul()
+        key = (soul.version, action.digest, autonomous)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._evaluate(soul, action, autonomous)
+            if cached.tier == "T0" and cached.verdict is Verdict.ALLOW:
+                self._cache[key] = cached
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        if cached.verdict is Verdict.ALLOW:
+            return replace(cached, capability=self._capabilities.issue(action.digest))
+        return cached
+
+    def authorize_approved(self, action: ToolAction) -> str:
+        """The capability for an action the owner approved (checked again against the denylist)."""
+        decision = self._evaluate(self._soul(), action, autonomous=False)
+        if decision.verdict is Verdict.DENY:
+            raise PermissionError(decision.reason)
+        return self._capabilities.issue(action.digest)
+
+    def _evaluate(self, soul: Soul, action: ToolAction, autonomous: bool) -> Decision:
+        facts = Action(
+            capability=action.capability,
+            command=action.command,
+            method=action.params.get("method"),
+            in_workspace=action.params.get("in_workspace"),
+            overwrites=action.params.get("overwrites"),
+        )
+        try:
+            if action.command is not None:
+                rule = denied_by(soul, action.command)
+                if rule is not None:
+                    return Decision(
+                        Verdict.DENY,
+                        "T3",
+                        (rule.id,),
+                        reason=rule.reason,
+                        alternatives=tuple(rule.alternatives),
+                    )
+            found = classify(soul, facts)
+        except UnparseableCommand as exc:
+            return Decision(
+                Verdict.DENY,
+                "T3",
+                ("unparseable-command",),
+                reason=str(exc),
+                alternatives=("Write the command without unbalanced quotes or deep nesting.",),
+            )
+        base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)
+        if not needs_approval(soul, found, autonomous=autonomous):
+            return base
+        if self._crusader() and _crusader_may_approve(soul, found.tier, found.kinds):
+            return replace(base, auto_approved=True, reason="auto-approved in Crusader mode")
+        return replace(
+            base, verdict=Verdict.NEEDS_APPROVAL, reason=f"{found.tier} action needs your approval"
+        )
+
+
+def _crusader_may_approve(soul: Soul, tier: str, kinds: tuple[str, ...]) -> bool:
+    """Crusader never overrides the Soul: only its tiers, never T3, never a must-ask kind."""
+    return (
+        tier in soul.crusader.auto_approve_tiers
+        and tier != "T3"
+        and not set(kinds) & set(soul.requires_approval)
+    )

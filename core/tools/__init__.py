@@ -1,0 +1,1 @@
+"""The tool fabric: what the agent's hands can do, each call governed."""

@@ -1,0 +1,87 @@
+"""The workspace guard: every path a tool touches must resolve inside the workspace."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
+
+from core.errors import PolicyDenied
+
+MOUNT = PurePosixPath("/workspace")  # how the sandbox (and the owner) names the workspace root
+
+_SENSITIVE = re.compile(
+    r"(^|/)(\.env(\..*)?|\.ssh|\.gnupg|\.aws|\.netrc|\.git-credentials|credentials(\.\w+)?"
+    r"|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx))(/|$)",
+    re.IGNORECASE,
+)
+
+
+def _refuse(path: str, why: str) -> PolicyDenied:
+    return PolicyDenied(
+        "workspace-guard",
+        ("Use a path inside /workspace, without '..'.",),
+        message=f"{path!r}: {why}",
+    )
+
+
+class Workspace:
+    """Maps names like `/workspace/old` or `notes/a.txt` to real paths under `root`."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root.resolve()
+
+    def resolve(self, name: str, *, allow_sensitive: bool = False) -> Path:
+        """The real path for `name`, or PolicyDenied if it would leave the workspace."""
+        cleaned = self._normalised(name)
+        relative = self._relative(name, cleaned)
+        candidate = self.root.joinpath(*relative.parts) if relative.parts else self.root
+        # strict=False: the target may not exist yet; symlinks on the way are followed.
+        real = candidate.resolve(strict=False)
+        if real != self.root and not real.is_relative_to(self.root):
+            raise _refuse(name, "resolves outside the workspace")
+        inside = real.relative_to(self.root).as_posix()
+        if not allow_sensitive and _SENSITIVE.search(inside):
+            raise PolicyDenied(
+                "sensitive-path",
+                ("Keep secrets out of the workspace.",),
+                message=f"{name!r}: a sensitive file (keys, credentials, .env) is off limits",
+            )
+        return real
+
+    def display(self, path: Path) -> str:
+        """The /workspace/... name of a real path."""
+        inside = path.resolve().relative_to(self.root).as_posix()
+        return str(MOUNT / inside) if inside != "." else str(MOUNT)
+
+    @staticmethod
+    def _normalised(name: str) -> str:
+        if "\x00" in name or any(unicodedata.category(c) == "Cc" for c in name):
+            raise _refuse(name, "control characters in a path")
+        decoded = name
+        for _ in range(3):  # once, twice, three times encoded
+            try:
+                step = unquote(decoded, errors="strict") if "%" in decoded else decoded
+            except UnicodeDecodeError:  # overlong or broken UTF-8 escapes
+                raise _refuse(name, "invalid percent-encoding") from None
+            if step == decoded:
+                break
+            decoded = step
+        if decoded != name:
+            raise _refuse(name, "percent-encoded paths are not accepted")
+        if "\\" in name:
+            raise _refuse(name, "backslashes are not path separators here")
+        return unicodedata.normalize("NFKC", name)
+
+    @staticmethod
+    def _relative(original: str, name: str) -> PurePosixPath:
+        path = PurePosixPath(name)
+        if path.is_absolute():
+            if path != MOUNT and not path.is_relative_to(MOUNT):
+                raise _refuse(original, "absolute paths must start with /workspace")
+            path = path.relative_to(MOUNT)
+        if ".." in path.parts:
+            raise _refuse(original, "'..' is not allowed")
+        return path

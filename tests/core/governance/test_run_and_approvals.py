@@ -1,0 +1,145 @@
+"""/run under governance, as the owner sees it: refusals, approval cards, taps, restarts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import Lancelot, assemble
+from core.config import Settings, load_settings
+from core.events import ButtonPress, Card, CardKind, Inbound
+from core.receipts.base import ReceiptQuery
+from tests.fakes.channel import MemoryChannel
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[Lancelot]:
+    async with assemble(settings, web=False) as lancelot:
+        yield lancelot
+
+
+async def phone_for(app: Lancelot) -> MemoryChannel:
+    channel = MemoryChannel()
+    await app.attach(channel)
+    return channel
+
+
+async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
+    await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", text))
+    _, card = await phone.next_card()
+    return card
+
+
+async def tap(app: Lancelot, phone: MemoryChannel, card: Card, label: str) -> None:
+    ref = next(r for r, c in phone.delivered if c.correlation_id == card.correlation_id)
+    token = next(b.action_token for b in card.buttons if b.label == label)
+    await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
+    await app.bus.drained()
+
+
+def workspace(app: Lancelot) -> Path:
+    return app.home / "workspace"
+
+
+async def kinds(app: Lancelot, action_type: str) -> list[str]:
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type=action_type, limit=100))
+    return [r.action_name for r in page.receipts]
+
+
+async def test_read_only_command_runs_at_once(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    (workspace(app) / "notes.txt").write_text("hello")
+    card = await say(app, phone, "/run ls -la /workspace")
+    assert "exit 0" in card.body
+    assert "notes.txt" in card.body
+    assert card.title == "/run T0"
+
+
+async def test_denylisted_command_names_rule_and_alternatives(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    card = await say(app, phone, "/run rm -rf /")
+    assert card.title.startswith("Not allowed (rule")
+    assert "Instead you could" in card.body
+    assert "deny" in await kinds(app, "policy_decision")
+
+
+async def test_destructive_command_waits_for_approval_and_deny_keeps_files(
+    app: Lancelot,
+) -> None:
+    phone = await phone_for(app)
+    (workspace(app) / "old").mkdir()
+    (workspace(app) / "old" / "keep.txt").write_text("precious")
+    card = await say(app, phone, "/run rm -rf /workspace/old")
+    assert card.kind is CardKind.APPROVAL
+    assert [b.label for b in card.buttons] == ["Approve", "Deny"]
+    assert "rm -rf /workspace/old" in card.body
+    await tap(app, phone, card, "Deny")
+    assert (workspace(app) / "old" / "keep.txt").exists()
+    _, edited = phone.edits[-1]
+    assert edited.title.startswith("Denied")
+    assert "Denied by owner" in edited.body
+    assert edited.buttons == ()
+
+
+async def test_approve_runs_exactly_once_and_replays_do_nothing(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    (workspace(app) / "old").mkdir()
+    card = await say(app, phone, "/run rm -rf /workspace/old")
+    await tap(app, phone, card, "Approve")
+    assert not (workspace(app) / "old").exists()
+    _, edited = phone.edits[-1]
+    assert edited.title.startswith("Executed")
+    assert "exit 0" in edited.body
+    # Same button again, and the Deny button of the same card: both refused.
+    await tap(app, phone, card, "Approve")
+    await tap(app, phone, card, "Deny")
+    assert await kinds(app, "tool_run") == ["shell.exec"]
+    refusals = await kinds(app, "button_refused")
+    assert refusals == ["already used", "already used"]
+
+
+async def test_pending_approval_survives_a_restart(settings: Settings) -> None:
+    async with assemble(settings, web=False) as first:
+        phone = await phone_for(first)
+        (workspace(first) / "old").mkdir()
+        card = await say(first, phone, "/run rm -rf /workspace/old")
+        ref = phone.delivered[-1][0]
+    async with assemble(settings, web=False) as second:
+        phone2 = MemoryChannel()
+        await second.attach(phone2)
+        token = next(b.action_token for b in card.buttons if b.label == "Approve")
+        # The old message's button, tapped after the restart.
+        await second.bus.publish(ButtonPress("memory", "owner", "owner-chat", ref, token))
+        await second.bus.drained()
+        assert not (workspace(second) / "old").exists()
+        assert phone2.edits[-1][0] == ref
+        assert await kinds(second, "tool_run") == ["shell.exec"]
+
+
+async def test_approvals_lists_pending_with_buttons(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    assert "Nothing is waiting" in (await say(app, phone, "/approvals")).body
+    await say(app, phone, "/run rm -rf /workspace/a")
+    resent = await say(app, phone, "/approvals")
+    assert [b.label for b in resent.buttons] == ["Approve", "Deny"]
+    await tap(app, phone, resent, "Deny")
+    # Every copy of the card was edited to the outcome.
+    assert len([e for e in phone.edits if e[1].title.startswith("Denied")]) == 2
+
+
+async def test_crusader_shows_in_status_and_never_skips_t3(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    assert "Crusader mode on" in (await say(app, phone, "/crusader")).title
+    status = dict((await say(app, phone, "/status")).fields)
+    assert status["Crusader"].startswith("on")
+    card = await say(app, phone, "/run rm -rf /workspace/x")
+    assert card.kind is CardKind.APPROVAL
+    assert "Crusader mode off" in (await say(app, phone, "/crusader off")).title

@@ -1,0 +1,109 @@
+"""The soul from chat (show, amend, activate) and approvals that expire or were interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import Lancelot, assemble
+from core.config import Settings, load_settings
+from core.events import ButtonPress, Card, CardKind, Inbound
+from core.governance.approvals import ApprovalState, ApprovalStore
+from core.receipts.base import ReceiptQuery
+from tests.fakes.channel import MemoryChannel
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[Lancelot]:
+    async with assemble(settings, web=False) as lancelot:
+        yield lancelot
+
+
+async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
+    await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", text))
+    _, card = await phone.next_card()
+    return card
+
+
+async def tap(app: Lancelot, phone: MemoryChannel, card: Card, label: str) -> Card:
+    ref = next(r for r, c in phone.delivered if c.correlation_id == card.correlation_id)
+    token = next(b.action_token for b in card.buttons if b.label == label)
+    await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
+    await app.bus.drained()
+    return phone.edits[-1][1]
+
+
+async def test_soul_amendment_from_chat(app: Lancelot) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    shown = await say(app, phone, "/soul")
+    assert dict(shown.fields)["Version"] == "1"
+    proposal = await say(app, phone, "/soul propose approval_rules: {timeout_minutes: 45}")
+    assert "timeout_minutes: 45" in proposal.body
+    approved = await tap(app, phone, proposal, "Approve")
+    assert [b.label for b in approved.buttons] == ["Activate", "Reject"]
+    activated = await tap(app, phone, approved, "Activate")
+    assert activated.title == "Soul v2 is active"
+    assert dict((await say(app, phone, "/soul")).fields)["Approval timeout"] == "45 min"
+
+
+async def test_amendment_breaking_an_invariant_never_activates(app: Lancelot) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    change = "scheduling_boundaries:\n  allow_autonomous_irreversible: true"
+    card = await say(app, phone, f"/soul propose {change}")
+    assert card.title == "Amendment rejected by the linter"
+    assert "no-autonomous-irreversible" in card.body
+    assert dict((await say(app, phone, "/soul")).fields)["Version"] == "1"
+
+
+async def test_unanswered_approval_expires_and_its_card_says_so(app: Lancelot) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    card = await say(app, phone, "/run rm -rf /workspace/old")
+    store = ApprovalStore(app.state)
+    [pending] = await store.in_states(ApprovalState.PENDING)
+    # Bring the deadline forward instead of waiting 30 minutes; the expiry task wakes for it.
+    await app.state.execute("UPDATE approvals SET expires_at = 0 WHERE id = ?", (pending.id,))
+    await say(app, phone, "/run rm -rf /workspace/other")  # a new approval wakes the timer
+    for _ in range(100):
+        if (await store.get(pending.id)).state is ApprovalState.EXPIRED:  # type: ignore[union-attr]
+            break
+        await asyncio.sleep(0.05)
+    assert any(
+        c.title.startswith("Expired") and c.correlation_id == card.correlation_id
+        for _, c in phone.edits
+    )
+    late = await tap(app, phone, card, "Approve")
+    assert not late.title.startswith("Executed")
+
+
+async def test_restart_finishes_approved_and_reports_interrupted(settings: Settings) -> None:
+    async with assemble(settings, web=False) as first:
+        phone = MemoryChannel()
+        await first.attach(phone)
+        (first.home / "workspace" / "a").mkdir()
+        await say(first, phone, "/run rm -rf /workspace/a")
+        await say(first, phone, "/run rm -rf /workspace/b")
+        store = ApprovalStore(first.state)
+        a, b = await store.in_states(ApprovalState.PENDING)
+        # As if the process died right after the owner's tap, and in the middle of a run.
+        await store.move(a.id, ApprovalState.PENDING, ApprovalState.APPROVED, decided_by="owner")
+        await store.move(b.id, ApprovalState.PENDING, ApprovalState.EXECUTING)
+    async with assemble(settings, web=False) as second:
+        store = ApprovalStore(second.state)
+        assert (await store.get(a.id)).state is ApprovalState.EXECUTED  # type: ignore[union-attr]
+        assert (await store.get(b.id)).state is ApprovalState.INTERRUPTED  # type: ignore[union-attr]
+        assert not (second.home / "workspace" / "a").exists()
+        await second.ledger.flush()
+        page = await second.ledger.page(ReceiptQuery(action_type="approval_interrupted"))
+        assert len(page.receipts) == 1
+        assert CardKind.APPROVAL  # outcome cards go out when a channel is attached
