@@ -15,23 +15,25 @@ import aiosqlite
 
 from core.errors import StorageError
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
-from core.receipts.model import (
-    GENESIS_HASH,
-    Receipt,
-    StoredReceipt,
-    canonical_json,
-    chain_hash,
-)
-from core.receipts.query import by_seqs_sql, filters, page_sql
+from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt, canonical_json, chain_hash
+from core.receipts.reader import LedgerReader
 from core.receipts.schema import COLUMNS, INSERT, PRAGMAS, SCHEMA
-from core.receipts.search import SearchIndex, fts_expression
+from core.receipts.search import SearchIndex
 from core.security.redaction import Redactor
 
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 200_000
-SEARCH_CHUNK = 500
-SEARCH_MAX_CHUNKS = 20
+CHECKPOINT_EVERY = 64  # batches between explicit WAL checkpoints
+Pending = tuple[Receipt, "asyncio.Future[StoredReceipt] | None"]
+
+
+async def _run(db: aiosqlite.Connection, sql: str, params: Sequence[object] = ()) -> int:
+    """Execute a statement and close its cursor (an open cursor would hold back checkpoints)."""
+    cursor = await db.execute(sql, params)
+    count = cursor.rowcount
+    await cursor.close()
+    return count
 
 
 class SqliteLedger:
@@ -63,11 +65,12 @@ class SqliteLedger:
         self._wakeup = asyncio.Event()
         self._urgent = False
         self._writer: asyncio.Task[None] | None = None
-        self._catch_up: asyncio.Future[None] = asyncio.Future()
-        self._catch_up.cancel()
+        self._catch_up: asyncio.Task[None] | None = None
         self._last_error: str | None = None
+        self._batches = 0
         self.dropped = 0
         self._search = SearchIndex(search_path or path.with_name(path.stem + "-search.db"))
+        self._reader = LedgerReader(path, self._search)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -84,9 +87,11 @@ class SqliteLedger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = await aiosqlite.connect(self.path, isolation_level=None)
             for pragma in PRAGMAS:
-                await self._db.execute(pragma)
+                await _run(self._db, pragma)
             await self._db.executescript(SCHEMA)
+            await self._reader.open()
         except (sqlite3.Error, OSError) as exc:
+            await self._reader.close()
             if self._db is not None:
                 await self._db.close()
                 self._db = None
@@ -94,20 +99,26 @@ class SqliteLedger:
         try:
             await self._search.open()
         except (sqlite3.Error, OSError) as exc:
+            await self._reader.close()
             await self._db.close()
             self._db = None
             raise StorageError(
                 f"{self._search.path}: cannot open the search index: {exc}"
             ) from None
+        head = await self._reader.count()
         self._writer = asyncio.create_task(self._write_forever(), name="ledger-writer")
-        self._catch_up = asyncio.create_task(self._index_missing(), name="ledger-reindex")
+        self._catch_up = asyncio.create_task(self._index_missing(head), name="ledger-reindex")
 
-    async def _index_missing(self) -> None:
-        """Feed the search index whatever it lacks (after a crash, or a deleted index file)."""
+    async def _index_missing(self, head: int) -> None:
+        """Feed the search index what it lacks up to `head` (after a crash, or a deleted index
+        file); the writer indexes everything committed after `head` itself."""
         upto = await self._search.indexed_upto()
-        while True:
-            sql = f"SELECT {COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT 20000"
-            rows = await self._fetch(sql, (upto,))
+        while upto < head:
+            sql = (
+                f"SELECT {COLUMNS} FROM receipts WHERE seq > ? AND seq <= ?"
+                " ORDER BY seq LIMIT 20000"
+            )
+            rows = await self._reader.fetch(sql, (upto, head))
             if not rows:
                 return
             self._search.submit(rows)
@@ -123,10 +134,12 @@ class SqliteLedger:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
             self._writer = None
-        self._catch_up.cancel()
-        with contextlib.suppress(asyncio.CancelledError, sqlite3.Error, StorageError):
-            await self._catch_up
+        if self._catch_up is not None:
+            self._catch_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError, sqlite3.Error, StorageError):
+                await self._catch_up
         await self._search.close()
+        await self._reader.close()
         if self._db is not None:
             await self._db.close()
             self._db = None
@@ -222,8 +235,8 @@ class SqliteLedger:
             backoff = 0.05
             self._last_error = None
             del self._pending[: len(batch)]
-            if self._catch_up.done():
-                self._search.submit(stored)
+            self._search.submit(stored)
+            await self._maybe_checkpoint()
             self._committed += len(batch)
             self._settle_flush_waiters()
             for (_, future), row in zip(batch, stored, strict=True):
@@ -232,30 +245,41 @@ class SqliteLedger:
             if self._pending:
                 self._wakeup.set()
 
-    async def _write(
-        self, batch: Sequence[tuple[Receipt, asyncio.Future[StoredReceipt] | None]]
-    ) -> list[StoredReceipt]:
+    async def _write(self, batch: Sequence[Pending]) -> list[StoredReceipt]:
         db = self._require_db()
-        await db.execute("BEGIN IMMEDIATE")
+        await _run(db, "BEGIN IMMEDIATE")
         try:
-            async with db.execute(
-                "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
-            ) as cur:
+            head_sql = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+            async with db.execute(head_sql) as cur:
                 head = await cur.fetchone()
-            seq, prev = (head[0], head[1]) if head else (0, GENESIS_HASH)
-            rows: list[StoredReceipt] = []
-            for receipt, _ in batch:
-                seq += 1
-                row = self._stored(receipt, seq, prev)
-                rows.append(row)
-                prev = row.hash
+            seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS_HASH)
+            # Redaction, JSON and hashing are CPU work: off the event loop.
+            rows = await asyncio.to_thread(self._chain, [r for r, _ in batch], seq, prev)
             await db.executemany(INSERT, [row.as_row() for row in rows])
-            await db.execute("COMMIT")
+            await _run(db, "COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                await db.execute("ROLLBACK")
+                await _run(db, "ROLLBACK")
             raise
         return rows
+
+    def _chain(self, receipts: list[Receipt], seq: int, prev: str) -> list[StoredReceipt]:
+        rows = []
+        for receipt in receipts:
+            seq += 1
+            row = self._stored(receipt, seq, prev)
+            rows.append(row)
+            prev = row.hash
+        return rows
+
+    async def _maybe_checkpoint(self) -> None:
+        self._batches += 1
+        if self._batches % CHECKPOINT_EVERY:
+            return
+        async with self._require_db().execute("PRAGMA wal_checkpoint(PASSIVE)") as cur:
+            busy, frames, done = await cur.fetchone() or (0, 0, 0)
+        if busy or done < frames:
+            log.warning("ledger WAL checkpoint incomplete (%s of %s pages)", done, frames)
 
     def _stored(self, receipt: Receipt, seq: int, prev_hash: str) -> StoredReceipt:
         redact = self._redactor
@@ -283,93 +307,34 @@ class SqliteLedger:
             raise StorageError("the receipt ledger is not open")
         return self._db
 
-    async def _fetch(self, sql: str, params: Sequence[object]) -> list[StoredReceipt]:
-        async with self._require_db().execute(sql, params) as cur:
-            return [StoredReceipt(*row) for row in await cur.fetchall()]
-
     async def get(self, receipt_id: str) -> StoredReceipt | None:
         """One receipt by id."""
-        rows = await self._fetch(f"SELECT {COLUMNS} FROM receipts WHERE id = ?", (receipt_id,))
-        return rows[0] if rows else None
+        return await self._reader.get(receipt_id)
 
     async def children(self, receipt_id: str, limit: int = 100) -> list[StoredReceipt]:
         """Receipts whose parent is `receipt_id`, oldest first."""
-        sql = f"SELECT {COLUMNS} FROM receipts WHERE parent_id = ? ORDER BY seq LIMIT ?"
-        return await self._fetch(sql, (receipt_id, limit))
+        return await self._reader.children(receipt_id, limit)
 
     async def page(self, query: ReceiptQuery) -> ReceiptPage:
-        """A newest-first page; `next_before_seq` continues it."""
-        expression = fts_expression(query.text) if query.text else None
-        if expression is not None:
-            return await self._text_page(query, expression)
-        sql, params = page_sql(query, COLUMNS)
-        rows = await self._fetch(sql, params)
-        more = len(rows) > query.limit
-        rows = rows[: query.limit]
-        return ReceiptPage(tuple(rows), rows[-1].seq if more and rows else None)
+        """A newest-first page of committed receipts."""
+        return await self._reader.page(query)
 
-    async def _text_page(self, query: ReceiptQuery, expression: str) -> ReceiptPage:
-        """Walk full-text hits newest first, keeping those that pass the filters.
+    async def count(self) -> int:
+        """How many receipts are committed."""
+        return await self._reader.count()
 
-        Bounded: after SEARCH_MAX_CHUNKS chunks a short page is returned with a cursor that
-        continues the walk, so a rare filter cannot make one request scan the whole index.
-        """
-        _, filter_params = filters(query)
-        found: list[StoredReceipt] = []
-        before = query.before_seq
-        for _ in range(SEARCH_MAX_CHUNKS):
-            seqs = await self._search.hits(expression, before, SEARCH_CHUNK)
-            if seqs:
-                sql = by_seqs_sql(query, COLUMNS, len(seqs))
-                found += await self._fetch(sql, [*seqs, *filter_params])
-            if len(found) > query.limit:
-                return ReceiptPage(tuple(found[: query.limit]), found[query.limit - 1].seq)
-            if len(seqs) < SEARCH_CHUNK:
-                return ReceiptPage(tuple(found), None)
-            before = seqs[-1]
-        return ReceiptPage(tuple(found), before)
+    async def action_types(self) -> list[str]:
+        """Distinct action types."""
+        return await self._reader.action_types()
+
+    async def verify(self) -> VerifyReport:
+        """Walk the chain; report the first receipt altered, removed or reordered."""
+        return await self._reader.verify()
 
     async def flush_search(self) -> None:
         """Wait until committed receipts are searchable (tests, benchmarks)."""
         await self.flush()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(self._catch_up)
+        if self._catch_up is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._catch_up)
         await self._search.drain()
-
-    async def action_types(self) -> list[str]:
-        """Distinct action types (an index skip-scan, cheap even with millions of rows)."""
-        async with self._require_db().execute(
-            "SELECT DISTINCT action_type FROM receipts ORDER BY action_type"
-        ) as cur:
-            return [row[0] for row in await cur.fetchall()]
-
-    async def count(self) -> int:
-        """How many receipts the ledger holds (the last seq: receipts are never removed)."""
-        async with self._require_db().execute("SELECT max(seq) FROM receipts") as cur:
-            row = await cur.fetchone()
-        return int(row[0] or 0) if row else 0
-
-    async def verify(self) -> VerifyReport:
-        """Walk the whole chain in order; report the first receipt altered, removed or moved."""
-        prev, expected_seq, checked = GENESIS_HASH, 1, 0
-        async with self._require_db().execute(
-            f"SELECT {COLUMNS} FROM receipts ORDER BY seq"
-        ) as cur:
-            async for raw in cur:
-                row = StoredReceipt(*raw)
-                checked += 1
-                problem = _chain_problem(row, expected_seq, prev)
-                if problem:
-                    return VerifyReport(False, checked, row.seq, problem)
-                prev, expected_seq = row.hash, row.seq + 1
-        return VerifyReport(True, checked)
-
-
-def _chain_problem(row: StoredReceipt, expected_seq: int, prev: str) -> str | None:
-    if row.seq != expected_seq:
-        return f"receipt(s) {expected_seq}..{row.seq - 1} missing before this one"
-    if row.prev_hash != prev:
-        return "does not follow the receipt before it (removed or reordered)"
-    if row.expected_hash() != row.hash:
-        return "content does not match its hash (altered)"
-    return None

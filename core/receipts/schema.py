@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS receipts (
 );
 CREATE INDEX IF NOT EXISTS receipts_by_type ON receipts(action_type, seq);
 CREATE INDEX IF NOT EXISTS receipts_by_status ON receipts(status, seq);
+CREATE INDEX IF NOT EXISTS receipts_by_type_status ON receipts(action_type, status, seq);
 CREATE INDEX IF NOT EXISTS receipts_by_parent ON receipts(parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS receipts_by_quest ON receipts(quest_id) WHERE quest_id IS NOT NULL;
 

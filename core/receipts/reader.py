@@ -1,0 +1,141 @@
+"""The read side of the ledger: pages, lookups and chain verification on their own
+connection, so the web page never waits behind a write batch or sees uncommitted rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.model import GENESIS_HASH, StoredReceipt
+from core.receipts.query import by_seqs_sql, filters, page_sql
+from core.receipts.schema import COLUMNS
+from core.receipts.search import SearchIndex, fts_expression
+
+SEARCH_CHUNK = 500
+SEARCH_MAX_CHUNKS = 20
+
+# Distinct action types by hopping through the index: cheap at any ledger size.
+ACTION_TYPES_SQL = """
+WITH RECURSIVE t(v) AS (
+    SELECT (SELECT min(action_type) FROM receipts)
+    UNION ALL
+    SELECT (SELECT min(action_type) FROM receipts WHERE action_type > v) FROM t WHERE v IS NOT NULL
+)
+SELECT v FROM t WHERE v IS NOT NULL
+"""
+
+
+class LedgerReader:
+    """Queries over committed receipts."""
+
+    def __init__(self, path: Path, search: SearchIndex) -> None:
+        self._path = path
+        self._search = search
+        self._db: aiosqlite.Connection | None = None
+
+    async def open(self) -> None:
+        """Open the read connection (the writer has created the schema)."""
+        self._db = await aiosqlite.connect(self._path, isolation_level=None)
+        await self._db.execute("PRAGMA busy_timeout=5000")
+        await self._db.execute("PRAGMA query_only=ON")
+
+    async def close(self) -> None:
+        """Close the read connection."""
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    def _conn(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise sqlite3.OperationalError("the receipt ledger is not open")
+        return self._db
+
+    async def fetch(self, sql: str, params: Sequence[object] = ()) -> list[StoredReceipt]:
+        """Rows of `SELECT {COLUMNS} ...` as StoredReceipts."""
+        async with self._conn().execute(sql, params) as cur:
+            return [StoredReceipt(*row) for row in await cur.fetchall()]
+
+    async def scalar(self, sql: str, params: Sequence[object] = ()) -> object:
+        """The first column of the first row (None if no row)."""
+        async with self._conn().execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def get(self, receipt_id: str) -> StoredReceipt | None:
+        """One receipt by id."""
+        rows = await self.fetch(f"SELECT {COLUMNS} FROM receipts WHERE id = ?", (receipt_id,))
+        return rows[0] if rows else None
+
+    async def children(self, receipt_id: str, limit: int = 100) -> list[StoredReceipt]:
+        """Receipts whose parent is `receipt_id`, oldest first."""
+        sql = f"SELECT {COLUMNS} FROM receipts WHERE parent_id = ? ORDER BY seq LIMIT ?"
+        return await self.fetch(sql, (receipt_id, limit))
+
+    async def count(self) -> int:
+        """How many receipts are committed (the last seq: receipts are never removed)."""
+        return int(str(await self.scalar("SELECT max(seq) FROM receipts") or 0))
+
+    async def action_types(self) -> list[str]:
+        """Distinct action types."""
+        async with self._conn().execute(ACTION_TYPES_SQL) as cur:
+            return [str(row[0]) for row in await cur.fetchall()]
+
+    async def page(self, query: ReceiptQuery) -> ReceiptPage:
+        """A newest-first page; `next_before_seq` continues it."""
+        expression = fts_expression(query.text) if query.text else None
+        if expression is not None:
+            return await self._text_page(query, expression)
+        sql, params = page_sql(query, COLUMNS)
+        rows = await self.fetch(sql, params)
+        more = len(rows) > query.limit
+        rows = rows[: query.limit]
+        return ReceiptPage(tuple(rows), rows[-1].seq if more and rows else None)
+
+    async def _text_page(self, query: ReceiptQuery, expression: str) -> ReceiptPage:
+        """Walk full-text hits newest first, keeping those that pass the filters.
+
+        Bounded: after SEARCH_MAX_CHUNKS chunks a short page is returned with a cursor that
+        continues the walk, so a rare filter cannot make one request scan the whole index.
+        """
+        _, filter_params = filters(query)
+        found: list[StoredReceipt] = []
+        before = query.before_seq
+        for _ in range(SEARCH_MAX_CHUNKS):
+            seqs = await self._search.hits(expression, before, SEARCH_CHUNK)
+            if seqs:
+                sql = by_seqs_sql(query, COLUMNS, len(seqs))
+                found += await self.fetch(sql, [*seqs, *filter_params])
+            if len(found) > query.limit:
+                return ReceiptPage(tuple(found[: query.limit]), found[query.limit - 1].seq)
+            if len(seqs) < SEARCH_CHUNK:
+                return ReceiptPage(tuple(found), None)
+            before = seqs[-1]
+        return ReceiptPage(tuple(found), before)
+
+    async def verify(self) -> VerifyReport:
+        """Walk the whole chain in order; report the first receipt altered, removed or moved."""
+        prev, expected_seq, checked = GENESIS_HASH, 1, 0
+        async with self._conn().execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq") as cur:
+            async for raw in cur:
+                row = StoredReceipt(*raw)
+                checked += 1
+                problem = chain_problem(row, expected_seq, prev)
+                if problem:
+                    return VerifyReport(False, checked, row.seq, problem)
+                prev, expected_seq = row.hash, row.seq + 1
+        return VerifyReport(True, checked)
+
+
+def chain_problem(row: StoredReceipt, expected_seq: int, prev: str) -> str | None:
+    """Why a receipt does not continue the chain, or None."""
+    if row.seq != expected_seq:
+        return f"receipt(s) {expected_seq}..{row.seq - 1} missing before this one"
+    if row.prev_hash != prev:
+        return "does not follow the receipt before it (removed or reordered)"
+    if row.expected_hash() != row.hash:
+        return "content does not match its hash (altered)"
+    return None
