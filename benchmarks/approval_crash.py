@@ -31,8 +31,13 @@ def start(home: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "LANCELOT_HOME": str(home), "LANCELOT_WEB_PORT": str(free_port())}
     lancelot = Path(sys.executable).with_name("lancelot")
     return subprocess.Popen(
-        [str(lancelot), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True, env=env, bufsize=1,
+        [str(lancelot), "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        bufsize=1,
     )
 
 
@@ -86,11 +91,16 @@ def one_run(home: Path, i: int, rng: random.Random) -> None:
 
 def audit(home: Path, runs: int) -> dict[str, int]:
     state = sqlite3.connect(home / "state.db")
-    approvals = {row[0]: row for row in state.execute(
-        "SELECT id, action, state, decided_by FROM approvals")}
+    approvals = {
+        row[0]: row for row in state.execute("SELECT id, action, state, decided_by FROM approvals")
+    }
     ledger = sqlite3.connect(home / "ledger.db")
-    requested = [json.loads(r[0])["approval_id"] for r in ledger.execute(
-        "SELECT outputs FROM receipts WHERE action_type = 'approval_requested'")]
+    requested = [
+        json.loads(r[0])["approval_id"]
+        for r in ledger.execute(
+            "SELECT outputs FROM receipts WHERE action_type = 'approval_requested'"
+        )
+    ]
     runs_by_approval: dict[str, int] = {}
     for (meta,) in ledger.execute("SELECT metadata FROM receipts WHERE action_type = 'tool_run'"):
         approval_id = json.loads(meta).get("approval_id")
@@ -99,15 +109,21 @@ def audit(home: Path, runs: int) -> dict[str, int]:
     lost += sum(1 for a in approvals.values() if a[2] in ("pending", "approved"))
     twice = sum(1 for n in runs_by_approval.values() if n > 1)
     unapproved = sum(
-        1 for a, n in runs_by_approval.items()
-        if n and (a not in approvals or not approvals[a][3])
+        1 for a, n in runs_by_approval.items() if n and (a not in approvals or not approvals[a][3])
     )
     states: dict[str, int] = {}
     for row in approvals.values():
         states[row[2]] = states.get(row[2], 0) + 1
     files_left = sum(1 for i in range(runs) if (home / "workspace" / f"m{i}").exists())
-    return {"runs": runs, "approvals": len(approvals), "lost": lost, "executed_twice": twice,
-            "executed_without_approval": unapproved, "files_left": files_left, **states}
+    return {
+        "runs": runs,
+        "approvals": len(approvals),
+        "lost": lost,
+        "executed_twice": twice,
+        "executed_without_approval": unapproved,
+        "files_left": files_left,
+        **states,
+    }
 
 
 def main(runs: int, seed: int) -> None:
