@@ -12,6 +12,7 @@ from core.config import load_settings
 from core.events import Button, ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say
 
 
 @pytest.fixture
@@ -32,12 +33,6 @@ async def phone(app: Lancelot) -> MemoryChannel:
     channel = MemoryChannel()
     await app.attach(channel)
     return channel
-
-
-async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
-    await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", text))
-    _, card = await phone.next_card()
-    return card
 
 
 async def receipts(app: Lancelot, **filters: str) -> list[tuple[str, str, str]]:

@@ -9,9 +9,10 @@ import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.events import ButtonPress, Card, CardKind, Inbound
+from core.events import ButtonPress, CardKind
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say, tap
 
 
 @pytest.fixture
@@ -29,19 +30,6 @@ async def phone_for(app: Lancelot) -> MemoryChannel:
     channel = MemoryChannel()
     await app.attach(channel)
     return channel
-
-
-async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
-    await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", text))
-    _, card = await phone.next_card()
-    return card
-
-
-async def tap(app: Lancelot, phone: MemoryChannel, card: Card, label: str) -> None:
-    ref = next(r for r, c in phone.delivered if c.correlation_id == card.correlation_id)
-    token = next(b.action_token for b in card.buttons if b.label == label)
-    await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
-    await app.bus.drained()
 
 
 def workspace(app: Lancelot) -> Path:

@@ -10,10 +10,11 @@ import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.events import ButtonPress, Card, CardKind, Inbound
+from core.events import CardKind
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say, tap
 
 
 @pytest.fixture
@@ -25,20 +26,6 @@ def settings(tmp_path: Path) -> Settings:
 async def app(settings: Settings) -> AsyncIterator[Lancelot]:
     async with assemble(settings, web=False) as lancelot:
         yield lancelot
-
-
-async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
-    await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", text))
-    _, card = await phone.next_card()
-    return card
-
-
-async def tap(app: Lancelot, phone: MemoryChannel, card: Card, label: str) -> Card:
-    ref = next(r for r, c in phone.delivered if c.correlation_id == card.correlation_id)
-    token = next(b.action_token for b in card.buttons if b.label == label)
-    await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
-    await app.bus.drained()
-    return phone.edits[-1][1]
 
 
 async def test_soul_amendment_from_chat(app: Lancelot) -> None:
