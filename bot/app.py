@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiosqlite
+from aiohttp import web
 
 from bot.governance import wire_governance
 from bot.home import load_secret, prepare_home
@@ -19,12 +20,14 @@ from bot.web.server import WebServer
 from core.basic_commands import VERSION, BasicCommands
 from core.bus import Bus
 from core.channel import Channel
+from core.clock import Clock
 from core.commands import CommandRegistry
 from core.config import Settings
 from core.errors import StorageError
 from core.features import FeatureFlags
 from core.health import HealthMonitor
 from core.orchestrator import Orchestrator
+from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.security.gate import InputGate
@@ -53,14 +56,22 @@ class Lancelot:
     health: HealthMonitor
     features: FeatureFlags
     commands: CommandRegistry
+    outbox: Outbox
     web_port: int | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
-    async def attach(self, channel: Channel) -> None:
-        """Start a channel (an async context manager) and connect it to the bus."""
-        self.bus.attach(channel)
+    async def attach(self, channel: Channel, *, durable: bool = False) -> None:
+        """Start a channel (an async context manager) and connect it to the bus.
+
+        A durable channel's cards go through the outbox: queued in state.db, paced, retried,
+        resumed after a restart; its lanes stop before the channel does.
+        """
+        self.bus.attach(channel, outbox=self.outbox if durable else None)
         if isinstance(channel, contextlib.AbstractAsyncContextManager):
             await self.stack.enter_async_context(channel)
+        if durable:
+            self.stack.push_async_callback(self.outbox.stop, channel.name)
+            await self.outbox.resume(channel.name)
 
     async def drain(self, within: float = 30.0) -> None:
         """Finish handling what channels already published, and commit the receipts."""
@@ -100,11 +111,15 @@ async def assemble(
     features: FeatureFlags | None = None,
     web: bool = True,
     web_optional: bool = False,
+    routes: Iterable[web.RouteDef] = (),
+    delivery: DeliveryPolicy | None = None,
+    clock: Clock | None = None,
 ) -> AsyncIterator[Lancelot]:
     """Build and start the core services; stop them in reverse order on exit.
 
     Raises StorageError (one clear line) if the data directory, a database or the web port
-    cannot be used. With `web_optional`, a busy port only logs a warning.
+    cannot be used. With `web_optional`, a busy port only logs a warning. `routes` are added
+    to the web app (a channel's webhook); `delivery` and `clock` tune the outbox.
     """
     async with AsyncExitStack() as stack:
         home = prepare_home(settings.home)
@@ -128,6 +143,9 @@ async def assemble(
             session_ttl=settings.web.session_ttl_seconds,
         )
         await viewer.setup()
+        outbox = Outbox(state, ledger, delivery, clock)
+        await outbox.setup()
+        await stack.enter_async_context(outbox)
         health = HealthMonitor()
         health.register("ledger", lambda: _ledger_check(ledger))
         app = Lancelot(
@@ -142,9 +160,10 @@ async def assemble(
             health=health,
             features=features or FeatureFlags(),
             commands=CommandRegistry(),
+            outbox=outbox,
         )
         if web:
-            await _start_web(app, optional=web_optional)
+            await _start_web(app, optional=web_optional, routes=routes)
         BasicCommands(
             registry=app.commands,
             bus=app.bus,
@@ -184,12 +203,13 @@ async def assemble(
         yield app
 
 
-async def _start_web(app: Lancelot, *, optional: bool) -> None:
+async def _start_web(app: Lancelot, *, optional: bool, routes: Iterable[web.RouteDef]) -> None:
     web_app = build_web_app(
         ledger=app.ledger,
         access=app.viewer,
         health=app.health,
         page_size=app.settings.web.page_size,
+        routes=routes,
     )
     server = WebServer(web_app, app.settings.web.host, app.settings.web.port)
     try:

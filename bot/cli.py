@@ -10,7 +10,7 @@ from pathlib import Path
 from bot.app import redactor_for
 from bot.logs import configure_logging
 from core.config import Settings, load_settings
-from core.errors import ConfigError, StorageError
+from core.errors import ConfigError, DeliveryFailed, StorageError
 
 EXIT_USAGE = 2
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         from bot.runner import serve
 
         return asyncio.run(serve(settings, mode=args.command))
-    except StorageError as exc:
+    except (StorageError, ConfigError, DeliveryFailed) as exc:  # one line, no traceback
         return _fail(str(exc))
     except KeyboardInterrupt:
         return 130

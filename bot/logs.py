@@ -45,3 +45,6 @@ def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool
     root.addHandler(file_handler)
     for noisy in ("aiohttp.access", "httpx", "telegram", "apscheduler"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # PTB logs every non-JSON 5xx body (a proxy's "Bad Gateway") with a traceback; the
+    # Telegram channel reports those failures itself, in one line.
+    logging.getLogger("telegram.request").setLevel(logging.CRITICAL)

@@ -10,6 +10,7 @@ import sys
 
 from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
+from bot.telegram import attach_telegram, webhook_endpoint
 from core.config import Settings
 from core.features import FeatureFlags
 
@@ -49,7 +50,12 @@ async def serve(settings: Settings, *, mode: str) -> int:
     stop = asyncio.Event()
     _install_signals(stop, features)
     chat = mode == "chat"
-    async with assemble(settings, features=features, web_optional=chat) as app:
+    telegram = settings.telegram_enabled and not chat
+    hook = webhook_endpoint(settings) if telegram else None
+    routes = hook.routes() if hook is not None else ()
+    async with assemble(settings, features=features, web_optional=chat, routes=routes) as app:
+        if telegram:
+            await attach_telegram(app, webhook=hook)
         console = None
         channels_configured = settings.telegram_enabled or settings.gchat_enabled
         if chat or (not channels_configured and sys.stdin.isatty()):

@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
-from core.channel import Channel
-from core.errors import DeliveryFailed
+from core.channel import Channel, PressAnswering
+from core.errors import DeliveryDeferred, DeliveryFailed, LancelotError
 from core.events import ButtonPress, Card, Inbound, MessageRef
+
+if TYPE_CHECKING:
+    from core.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -24,12 +28,17 @@ class Bus:
     def __init__(self, max_queue: int = 1000) -> None:
         self._queue: asyncio.Queue[InboundEvent] = asyncio.Queue(max_queue)
         self._channels: dict[str, Channel] = {}
+        self._outboxes: dict[str, Outbox] = {}
         self._copies: OrderedDict[str, list[MessageRef]] = OrderedDict()
         self._card_of: dict[MessageRef, str] = {}
 
-    def attach(self, channel: Channel) -> None:
-        """Make a channel reachable by name."""
+    def attach(self, channel: Channel, outbox: Outbox | None = None) -> None:
+        """Make a channel reachable by name; with an outbox, its cards are delivered durably
+        (queued in state.db, paced, retried) and remembered once they land."""
         self._channels[channel.name] = channel
+        if outbox is not None:
+            self._outboxes[channel.name] = outbox
+            outbox.serve(channel, self.remember)
 
     @property
     def channels(self) -> tuple[Channel, ...]:
@@ -53,11 +62,23 @@ class Bus:
         await self._queue.join()
 
     async def send(self, channel: str, chat_id: str, card: Card) -> MessageRef:
-        """Deliver a card to one chat; remember the copy. Raises DeliveryFailed."""
+        """Deliver a card to one chat; remember the copy. Raises DeliveryFailed.
+
+        On a durable channel this waits for the first attempt only: DeliveryDeferred means the
+        card is safely queued and will still arrive (and be remembered then).
+        """
         target = self._channels.get(channel)
         if target is None:
             raise DeliveryFailed(f"no channel named {channel!r}")
-        ref = await target.deliver(chat_id, card)
+        outbox = self._outboxes.get(channel)
+        if outbox is not None:
+            return await outbox.send(channel, chat_id, card)
+        try:
+            ref = await target.deliver(chat_id, card)
+        except DeliveryFailed:
+            raise
+        except LancelotError as exc:
+            raise DeliveryFailed(str(exc)) from exc
         self.remember(card.correlation_id, ref)
         return ref
 
@@ -73,22 +94,41 @@ class Bus:
         return refs
 
     async def update(self, correlation_id: str, card: Card) -> int:
-        """Edit every delivered copy of a card; return how many were edited."""
+        """Edit every copy of a card; return how many were (or, durably queued, will be)
+        edited. Copies still waiting in an outbox go out with the new content instead."""
         edited = 0
+        for name, outbox in self._outboxes.items():
+            edited += await outbox.revise(name, correlation_id, card)
         for ref in list(self._copies.get(correlation_id, ())):
             channel = self._channels.get(ref.channel)
             if channel is None:
                 continue
             try:
-                await channel.edit(ref, card)
+                await self._edit(channel, ref, card)
+                edited += 1
+            except DeliveryDeferred:
                 edited += 1
             except DeliveryFailed as exc:
                 log.warning("could not edit card on %s: %s", ref.channel, exc)
         return edited
 
+    async def _edit(self, channel: Channel, ref: MessageRef, card: Card) -> None:
+        outbox = self._outboxes.get(ref.channel)
+        if outbox is not None:
+            await outbox.edit(ref, card)
+            return
+        try:
+            await channel.edit(ref, card)
+        except DeliveryFailed:
+            raise
+        except LancelotError as exc:
+            raise DeliveryFailed(str(exc)) from exc
+
     def remember(self, correlation_id: str, ref: MessageRef) -> None:
         """Record that a card was delivered as `ref` (bounded memory)."""
-        self._copies.setdefault(correlation_id, []).append(ref)
+        copies = self._copies.setdefault(correlation_id, [])
+        if ref not in copies:
+            copies.append(ref)
         self._copies.move_to_end(correlation_id)
         self._card_of[ref] = correlation_id
         while len(self._copies) > MAX_TRACKED_CARDS:
@@ -99,6 +139,17 @@ class Bus:
     def card_of(self, ref: MessageRef | None) -> str | None:
         """Which card a delivered message shows, if known."""
         return self._card_of.get(ref) if ref is not None else None
+
+    async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
+        """Tell the press's channel how it went (Telegram stops the button's spinner and may
+        show `note` as a toast). Best effort: failures are logged."""
+        channel = self._channels.get(press.channel)
+        if channel is None or not isinstance(channel, PressAnswering):
+            return
+        try:
+            await channel.answer_press(press, accepted=accepted, note=note)
+        except LancelotError as exc:
+            log.debug("could not answer a press on %s: %s", press.channel, exc)
 
     async def typing(self, channel: str, chat_id: str) -> None:
         """Best-effort typing indicator."""

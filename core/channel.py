@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from core.events import Card, MessageRef
+from core.events import ButtonPress, Card, MessageRef
 
 
 class Channel(Protocol):
@@ -28,4 +28,32 @@ class Channel(Protocol):
 
     async def typing(self, chat_id: str) -> None:
         """Show that Lancelot is working (a no-op where the platform has no such thing)."""
+        ...
+
+
+@runtime_checkable
+class PartedChannel(Protocol):
+    """A channel whose platform caps message length: a long card goes out as several messages.
+
+    The outbox delivers each part on its own and records its message id, so an outage or a
+    restart in the middle of a long card resumes at the first part not yet delivered.
+    The split must be deterministic (the same card always gives the same parts).
+    """
+
+    def parts(self, card: Card) -> int:
+        """How many messages this card takes (at least 1)."""
+        ...
+
+    async def deliver_part(self, chat_id: str, card: Card, part: int) -> MessageRef:
+        """Send part `part` (0-based) of the card; the last part carries the buttons."""
+        ...
+
+
+@runtime_checkable
+class PressAnswering(Protocol):
+    """A channel whose platform waits for an answer to every button press (Telegram's
+    callback queries keep spinning until answered)."""
+
+    async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
+        """Say how the press went; `note` is a short text the platform may show (a toast)."""
         ...

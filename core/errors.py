@@ -77,3 +77,19 @@ class ProviderUnavailable(TransientError):
 
 class DeliveryFailed(TransientError):
     """A channel could not deliver a card."""
+
+
+class DeliveryDeferred(DeliveryFailed):
+    """Not delivered yet, but queued durably: the outbox keeps trying and nothing is lost."""
+
+
+class RateLimited(TransientError):
+    """The platform asked to wait `retry_after` seconds before the next try (HTTP 429)."""
+
+    def __init__(self, retry_after: float, message: str = "") -> None:
+        super().__init__(message or f"rate limited; retry after {retry_after:g} s")
+        self.retry_after = retry_after
+
+
+class DeliveryRejected(PermanentError):
+    """The platform refused a card for good (the bot was blocked, the request was bad)."""

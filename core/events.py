@@ -47,6 +47,7 @@ class ButtonPress:
     chat_id: str
     message_ref: MessageRef | None
     action_token: str
+    press_id: str = ""  # the platform's id for this tap (Telegram's callback query id)
 
 
 @dataclass(frozen=True, slots=True)

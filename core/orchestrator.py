@@ -194,8 +194,10 @@ class Orchestrator:
                     metadata=meta,
                 )
             )
+            await self._bus.answer_press(event, accepted=False, note=exc.user_message)
             await self._answer(event, reply("Button not accepted", exc.user_message))
             return
+        await self._bus.answer_press(event, accepted=True)
         handler = self._commands.press_handler(grant.action)
         press = Receipt(
             action_type="button",

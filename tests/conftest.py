@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
+os.environ.setdefault("PTB_TIMEDELTA", "true")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 PREFIXES = ("TELEGRAM_", "GCHAT_", "LANCELOT_", "FEATURE_", "OPENAI_", "ANTHROPIC_", "GEMINI_")

@@ -1,0 +1,238 @@
+"""The Telegram channel: python-telegram-bot started by hand, owner-only, cards as HTML.
+
+Lifecycle (an async context manager): initialize (getMe checks the token), start, publish the
+command menu, then either delete any webhook and long-poll, or register the webhook; on exit
+the same steps undo in reverse, and a failed start undoes what it had done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from telegram import BotCommand, Update
+from telegram.constants import ChatAction
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import TypeHandler
+
+from bot.telegram.application import TelegramTuning, build_application
+from bot.telegram.poller import ALLOWED_UPDATES, Poller
+from bot.telegram.presses import PressAnswers
+from bot.telegram.render import chunks, edit_chunk_of, keyboard
+from bot.telegram.sender import chat_number, edit_chunk, send_chunk, translated
+from bot.telegram.updates import NAME, UpdateRouter
+from bot.telegram.webhook import WebhookEndpoint
+from core.bus import Bus
+from core.config.settings import TelegramSettings
+from core.errors import ConfigError, DeliveryFailed, DeliveryRejected, LancelotError
+from core.events import ButtonPress, Card, MessageRef
+from core.security.refusals import RefusalLog
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookMode:
+    """Webhook mode: where Telegram posts, the route that receives it, and the secret."""
+
+    url: str
+    endpoint: WebhookEndpoint
+    secret: str
+
+
+class TelegramChannel:
+    """Talks to the owner through a Telegram bot (a Channel, PartedChannel, PressAnswering)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        bus: Bus,
+        settings: TelegramSettings,
+        *,
+        refusals: RefusalLog,
+        commands: Sequence[tuple[str, str]] = (),
+        webhook: WebhookMode | None = None,
+        tuning: TelegramTuning | None = None,
+    ) -> None:
+        self._settings = settings
+        self._tuning = tuning or TelegramTuning()
+        self._app, self._updates_request = build_application(settings, self._tuning)
+        self._bot = self._app.bot
+        self._commands = commands
+        self._webhook = webhook
+        self._refusals = refusals
+        self._presses = PressAnswers(self._bot, self._tuning.press_fallback)
+        self._calls = asyncio.Semaphore(self._tuning.concurrent_calls)
+        router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
+        self._app.add_handler(TypeHandler(Update, router.handle))
+        self._app.add_error_handler(self._on_error)
+        self._poller: Poller | None = None
+        self._typing: dict[str, asyncio.Event] = {}  # set when a message reaches the chat
+        self._typing_tasks: set[asyncio.Task[None]] = set()
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def owner_chat_ids(self) -> tuple[str, ...]:
+        """The owners' private chats (a private chat's id is the user's id)."""
+        return tuple(str(owner) for owner in self._settings.owner_ids)
+
+    @property
+    def poller(self) -> Poller | None:
+        """The long poller (None in webhook mode or before start)."""
+        return self._poller
+
+    # lifecycle
+
+    async def __aenter__(self) -> Self:
+        async with AsyncExitStack() as stack:
+            await self._initialize()
+            stack.push_async_callback(self._app.shutdown)
+            stack.push_async_callback(self._presses.close)
+            await self._app.start()
+            stack.push_async_callback(self._app.stop)
+            stack.push_async_callback(self._stop_typing)
+            await self._publish_commands()
+            if self._webhook is not None:
+                await self._start_webhook(stack, self._webhook)
+            else:
+                await self._start_polling(stack)
+            self._stack = stack.pop_all()
+        log.info("telegram: serving as @%s", self._bot.username)
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._stack is not None:
+            await self._stack.aclose()
+            self._stack = None
+
+    async def _initialize(self) -> None:
+        try:
+            await self._app.initialize()
+        except InvalidToken:
+            await self._bot.shutdown()
+            raise ConfigError("telegram: the Bot API server rejected TELEGRAM_BOT_TOKEN") from None
+        except TelegramError as exc:
+            await self._bot.shutdown()
+            raise DeliveryFailed(f"telegram: cannot reach the Bot API: {exc.message}") from None
+
+    async def _publish_commands(self) -> None:
+        menu = [BotCommand(name, summary[:256] or name) for name, summary in self._commands]
+        try:
+            await self._bot.set_my_commands(menu)
+        except TelegramError as exc:
+            log.warning("telegram: could not publish the command menu: %s", exc.message)
+
+    async def _start_polling(self, stack: AsyncExitStack) -> None:
+        with contextlib.suppress(TelegramError):  # the poller deletes it later if need be
+            await self._bot.delete_webhook()
+        tuning = self._tuning
+        self._poller = Poller(
+            self._bot,
+            self._updates_request,
+            self._app.update_queue.put,
+            watchdog=self._settings.watchdog_seconds,
+            poll_timeout=tuning.poll_timeout,
+            backoff_base=tuning.poll_backoff_base,
+            backoff_cap=tuning.poll_backoff_cap,
+        )
+        await self._poller.start()
+        stack.push_async_callback(self._poller.stop)
+
+    async def _start_webhook(self, stack: AsyncExitStack, mode: WebhookMode) -> None:
+        mode.endpoint.bind(self._bot, self._app.update_queue.put, mode.secret, self._refusals)
+        stack.callback(mode.endpoint.unbind)
+        try:
+            await self._bot.set_webhook(
+                mode.url, secret_token=mode.secret, allowed_updates=ALLOWED_UPDATES
+            )
+        except TelegramError as exc:
+            raise ConfigError(f"telegram: setWebhook failed: {exc.message}") from None
+
+    async def health(self) -> str | None:
+        """A health check: the poller's watchdog (webhook mode has nothing to watch)."""
+        return await self._poller.health() if self._poller is not None else None
+
+    async def _on_error(self, update: object, context: Any) -> None:
+        log.error("telegram: handling an update failed", exc_info=context.error)
+
+    # Channel
+
+    def parts(self, card: Card) -> int:
+        """Messages this card takes (4096 characters each)."""
+        return len(chunks(card))
+
+    async def deliver_part(self, chat_id: str, card: Card, part: int) -> MessageRef:
+        """Send one part; the last carries the inline keyboard."""
+        pieces = chunks(card)
+        if not 0 <= part < len(pieces):
+            raise DeliveryRejected(f"this card has no part {part}")
+        self._stop_typing_in(chat_id)
+        markup = keyboard(card) if part == len(pieces) - 1 else None
+        async with self._calls:
+            message = await send_chunk(self._bot, chat_id, pieces[part], markup)
+        return MessageRef(NAME, chat_id, str(message.message_id))
+
+    async def deliver(self, chat_id: str, card: Card) -> MessageRef:
+        """Send every part (without the outbox's bookkeeping); return the last."""
+        ref = None
+        for part in range(self.parts(card)):
+            ref = await self.deliver_part(chat_id, card, part)
+        assert ref is not None  # a card has at least one part
+        return ref
+
+    async def edit(self, ref: MessageRef, card: Card) -> None:
+        """Replace the message's text and keyboard (no keyboard if the card has no buttons)."""
+        async with self._calls:
+            await edit_chunk(
+                self._bot, ref.chat_id, ref.message_id, edit_chunk_of(card), keyboard(card)
+            )
+
+    async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
+        """Stop the button's spinner; a refused press shows `note` as a toast."""
+        if press.press_id:
+            self._presses.answer(press.press_id, note)
+
+    async def typing(self, chat_id: str) -> None:
+        """Show "typing…" if the work takes longer than a moment (never blocks)."""
+        if chat_id in self._typing:
+            return
+        answered = self._typing[chat_id] = asyncio.Event()
+        task = asyncio.create_task(self._type_unless(chat_id, answered), name="tg-typing")
+        self._typing_tasks.add(task)
+        task.add_done_callback(self._typing_tasks.discard)
+
+    async def _type_unless(self, chat_id: str, answered: asyncio.Event) -> None:
+        # Waits on an event rather than being cancelled: cancelling a request in flight can
+        # leak an httpx pool slot (encode/httpcore#1093).
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._tuning.typing_delay):
+                    await answered.wait()
+            # Cosmetic: skipped when replies are already queueing for the connection.
+            if not answered.is_set() and not self._calls.locked():
+                async with self._calls:
+                    with contextlib.suppress(LancelotError), translated("sendChatAction"):
+                        await self._bot.send_chat_action(chat_number(chat_id), ChatAction.TYPING)
+        finally:
+            if self._typing.get(chat_id) is answered:
+                del self._typing[chat_id]
+
+    def _stop_typing_in(self, chat_id: str) -> None:
+        answered = self._typing.pop(chat_id, None)
+        if answered is not None:
+            answered.set()
+
+    async def _stop_typing(self) -> None:
+        for answered in self._typing.values():
+            answered.set()
+        self._typing.clear()
+        await asyncio.gather(*self._typing_tasks, return_exceptions=True)

@@ -1,0 +1,178 @@
+"""Long polling: our own getUpdates loop, with a watchdog that restarts it when it stalls.
+
+We poll with Bot.get_updates rather than PTB's Updater because the watchdog needs the time
+of the last successful call, a restart it controls, and backoff it can tune; the Updater
+reports only failures. Updates go to the Application's update queue, like the webhook's.
+
+A restart never cancels a request in flight: httpcore 1.0.9 can leak a pool slot when a
+request is cancelled while its connection is being set up (encode/httpcore#1093), and the
+getUpdates pool has one slot. Each request is bounded by its own timeouts anyway, so a
+restart cuts the backoff short, starts a new loop if the old one died, and replaces the
+HTTP client only when the pool is exhausted or a request outlived its timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dtm
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from telegram import Bot, Update
+from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
+from telegram.request import BaseRequest
+
+from bot.telegram.sender import seconds
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = ("message", "callback_query")
+POOL_EXHAUSTED = "pool timeout"
+REQUEST_SLACK = 30.0  # beyond the long-poll and read timeouts, a request counts as wedged
+
+Sink = Callable[[Update], Awaitable[None]]
+
+
+class Poller:
+    """getUpdates in a loop; `health()` names the silence when it outlasts the watchdog."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        request: BaseRequest,
+        sink: Sink,
+        *,
+        watchdog: float,
+        poll_timeout: float = 25.0,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 30.0,
+    ) -> None:
+        self._bot = bot
+        self._request = request  # the getUpdates HTTP client, replaced when wedged
+        self._sink = sink
+        self._watchdog = watchdog
+        # A long poll that ends empty is a success; it must end well within the watchdog.
+        poll = min(poll_timeout, watchdog / 3)
+        self._timeout = dtm.timedelta(seconds=poll)
+        self._request_limit = poll + (request.read_timeout or 0) + REQUEST_SLACK
+        self._backoff = (backoff_base, backoff_cap)
+        self._offset: int | None = None
+        self._fatal: str | None = None
+        self._in_request_since: float | None = None
+        self._pool_exhausted = False
+        self._kick = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self.last_success = time.monotonic()
+        self._restarted_at = self.last_success
+        self.restarts = 0
+
+    async def start(self) -> None:
+        """Start polling and watching."""
+        self._task = asyncio.create_task(self._poll_forever(), name="telegram-poller")
+        self._watch_task = asyncio.create_task(self._watch_forever(), name="telegram-watchdog")
+
+    async def stop(self) -> None:
+        """Stop, then confirm the updates already handed on so they do not come again."""
+        for task in (self._watch_task, self._task):
+            if task is not None:
+                task.cancel()  # a parked long poll cancels cleanly; a leak dies with the client
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._offset is not None and self._fatal is None:
+            with contextlib.suppress(TelegramError):
+                await self._bot.get_updates(
+                    offset=self._offset, timeout=0, read_timeout=2, pool_timeout=1
+                )
+
+    async def health(self) -> str | None:
+        """None while polling works; otherwise what is wrong."""
+        if self._fatal is not None:
+            return self._fatal
+        silent = time.monotonic() - self.last_success
+        if silent > self._watchdog:
+            return f"telegram: no updates received for {silent:.0f} s"
+        return None
+
+    async def _poll_forever(self) -> None:
+        failures = 0
+        while True:
+            try:
+                updates = await self._get_updates()
+            except RetryAfter as exc:
+                await self._pause(seconds(exc.retry_after))
+                continue
+            except InvalidToken:
+                self._fatal = "telegram: the bot token was rejected; polling stopped"
+                log.error("%s", self._fatal)
+                return
+            except TelegramError as exc:
+                failures += 1
+                await self._after_failure(exc.message, failures, exc)
+                continue
+            except Exception as exc:  # e.g. an update PTB cannot parse: log it, keep going
+                failures += 1
+                log.exception("telegram: getUpdates returned something unusable")
+                await self._after_failure(type(exc).__name__, failures, None)
+                continue
+            if failures:
+                log.info("telegram: getUpdates works again after %d failure(s)", failures)
+                failures = 0
+            self.last_success = time.monotonic()
+            for update in updates:
+                self._offset = update.update_id + 1
+                await self._sink(update)
+
+    async def _get_updates(self) -> tuple[Update, ...]:
+        self._in_request_since = time.monotonic()
+        try:
+            updates = await self._bot.get_updates(
+                offset=self._offset, timeout=self._timeout, allowed_updates=ALLOWED_UPDATES
+            )
+        finally:
+            self._in_request_since = None
+        self._pool_exhausted = False
+        return updates
+
+    async def _after_failure(self, problem: str, failures: int, exc: TelegramError | None) -> None:
+        level = logging.WARNING if failures == 1 else logging.DEBUG
+        log.log(level, "telegram: getUpdates failed (%s); retrying", problem)
+        self._pool_exhausted = POOL_EXHAUSTED in problem.lower()
+        if isinstance(exc, Conflict) and "webhook" in problem.lower():
+            # A webhook is still set (switching from webhook mode): polling needs it gone.
+            with contextlib.suppress(TelegramError):
+                await self._bot.delete_webhook()
+        base, cap = self._backoff
+        await self._pause(min(cap, base * 2 ** min(failures - 1, 16)))
+
+    async def _pause(self, delay: float) -> None:
+        """Sleep `delay`, unless the watchdog kicks first."""
+        self._kick.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(delay):
+                await self._kick.wait()
+
+    async def _watch_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._watchdog / 4)
+            silent = time.monotonic() - max(self.last_success, self._restarted_at)
+            if silent > self._watchdog:
+                log.warning("telegram: no successful getUpdates for %.0f s; restarting", silent)
+                await self._restart()
+
+    async def _restart(self) -> None:
+        self.restarts += 1
+        self._restarted_at = time.monotonic()
+        since = self._in_request_since
+        wedged = since is not None and time.monotonic() - since > self._request_limit
+        if wedged or self._pool_exhausted:
+            log.warning("telegram: replacing the getUpdates HTTP client")
+            await self._request.shutdown()  # a request still in flight fails now
+            await self._request.initialize()
+            self._pool_exhausted = False
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._poll_forever(), name="telegram-poller")
+        else:
+            self._kick.set()

@@ -1,0 +1,76 @@
+"""From Telegram updates to bus events, for the owner only.
+
+An update from anyone else reaches nothing: no reply, no bus event, only a bounded receipt
+(and, for a button press, the "Not allowed" answer Telegram needs to stop the spinner).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import CallbackQuery, Message, Update, User
+
+from bot.telegram.presses import PressAnswers
+from core.bus import Bus
+from core.events import ButtonPress, Inbound, MessageRef
+from core.security.refusals import RefusalLog
+
+log = logging.getLogger(__name__)
+
+NAME = "telegram"
+NOT_ALLOWED = "Not allowed"
+
+
+class UpdateRouter:
+    """Checks who sent an update, then publishes it as an Inbound or a ButtonPress."""
+
+    def __init__(
+        self, bus: Bus, owners: frozenset[int], presses: PressAnswers, refusals: RefusalLog
+    ) -> None:
+        self._bus = bus
+        self._owners = owners
+        self._presses = presses
+        self._refusals = refusals
+
+    async def handle(self, update: Update, context: Any = None) -> None:
+        """The one PTB handler: every update passes here."""
+        user = update.effective_user
+        if user is None or user.is_bot or user.id not in self._owners:
+            self._refuse(update, user)
+            return
+        if update.callback_query is not None:
+            await self._press(update.callback_query, user)
+        elif update.message is not None and update.message.text is not None:
+            await self._bus.publish(_inbound(update.message, user))
+        else:
+            log.debug("telegram: ignored an update without text from the owner")
+
+    async def _press(self, query: CallbackQuery, user: User) -> None:
+        message = query.message
+        chat_id = str(message.chat.id) if message is not None else str(user.id)
+        ref = MessageRef(NAME, chat_id, str(message.message_id)) if message is not None else None
+        self._presses.opened(query.id)
+        await self._bus.publish(
+            ButtonPress(NAME, str(user.id), chat_id, ref, query.data or "", press_id=query.id)
+        )
+
+    def _refuse(self, update: Update, user: User | None) -> None:
+        chat = update.effective_chat
+        kind = "button" if update.callback_query is not None else "message"
+        sender = str(user.id) if user is not None else "unknown"
+        log.info("telegram: ignored a %s from a stranger", kind)
+        self._refusals.record(
+            "stranger",
+            kind,
+            f"{NAME}:{sender}",
+            {"channel": NAME, "sender_id": sender, "chat_id": str(chat.id) if chat else None},
+        )
+        if update.callback_query is not None:
+            self._presses.refuse(update.callback_query.id, NOT_ALLOWED)
+
+
+def _inbound(message: Message, user: User) -> Inbound:
+    chat_id = str(message.chat.id)
+    ref = MessageRef(NAME, chat_id, str(message.message_id))
+    return Inbound(NAME, str(user.id), chat_id, message.text or "", ref)

@@ -1,0 +1,259 @@
+"""The outbox table in state.db: one row per card (or card edit) to deliver, and its progress.
+
+A row is `pending` until every part has a platform message id, then `delivered`; or `failed`
+after too many attempts or a permanent refusal. Message ids are stored as each part lands,
+so a restart resumes at the first part not yet delivered and never sends one twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import aiosqlite
+
+from core.events import Button, Card, CardKind, MessageRef
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    correlation_id TEXT NOT NULL,
+    target_id TEXT,
+    card TEXT NOT NULL,
+    parts INTEGER NOT NULL DEFAULT 1,
+    message_ids TEXT NOT NULL DEFAULT '[]',
+    state TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox(state, channel, id);
+CREATE INDEX IF NOT EXISTS outbox_by_card ON outbox(correlation_id);
+"""
+
+_COLUMNS = "id, key, channel, chat_id, kind, target_id, card, parts, message_ids, state, attempts"
+
+
+class OutboxState(StrEnum):
+    """Where a row stands."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class DeliveryKind(StrEnum):
+    """A new card, or an edit of one already delivered."""
+
+    SEND = "send"
+    EDIT = "edit"
+
+
+@dataclass(eq=False)
+class OutboxRow:
+    """One delivery as the outbox tracks it in memory (mirrors its row)."""
+
+    id: int
+    key: str
+    channel: str
+    chat_id: str
+    kind: DeliveryKind
+    card: Card
+    parts: int = 1
+    target_id: str | None = None
+    message_ids: list[str] = field(default_factory=list)
+    state: OutboxState = OutboxState.PENDING
+    attempts: int = 0
+    in_flight: bool = False
+    revision: Card | None = None  # new content that came while the card was on its way
+
+    @property
+    def lane(self) -> tuple[str, str]:
+        """Rows to one chat go out in order, one at a time."""
+        return self.channel, self.chat_id
+
+    @property
+    def ref(self) -> MessageRef | None:
+        """The message that stands for the card: the last part (it carries the buttons)."""
+        if not self.message_ids:
+            return None
+        return MessageRef(self.channel, self.chat_id, self.message_ids[-1])
+
+
+def card_to_json(card: Card) -> str:
+    """A card as compact JSON (what the row stores)."""
+    return json.dumps(
+        {
+            "kind": card.kind.value,
+            "title": card.title,
+            "body": card.body,
+            "fields": [list(pair) for pair in card.fields],
+            "buttons": [[b.label, b.action_token, b.url] for b in card.buttons],
+            "correlation_id": card.correlation_id,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def card_from_json(text: str) -> Card:
+    """The card a row stores."""
+    data: dict[str, Any] = json.loads(text)
+    return Card(
+        kind=CardKind(data["kind"]),
+        title=data["title"],
+        body=data["body"],
+        fields=tuple((str(k), str(v)) for k, v in data["fields"]),
+        buttons=tuple(Button(label, token, url) for label, token, url in data["buttons"]),
+        correlation_id=data["correlation_id"],
+    )
+
+
+def _row(values: tuple[Any, ...]) -> OutboxRow:
+    row_id, key, channel, chat_id, kind, target_id, card, parts, ids, state, attempts = values
+    return OutboxRow(
+        id=row_id,
+        key=key,
+        channel=channel,
+        chat_id=chat_id,
+        kind=DeliveryKind(kind),
+        card=card_from_json(card),
+        parts=parts,
+        target_id=target_id,
+        message_ids=[str(i) for i in json.loads(ids)],
+        state=OutboxState(state),
+        attempts=attempts,
+    )
+
+
+class OutboxStore:
+    """Reads and writes the outbox table; every write is one statement, committed at once."""
+
+    def __init__(self, db: aiosqlite.Connection, wall: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._wall = wall
+
+    async def setup(self) -> None:
+        """Create the table."""
+        await self._db.executescript(SCHEMA)
+
+    async def add(self, row: OutboxRow) -> tuple[OutboxRow, bool]:
+        """Insert `row` unless its key exists; return the stored row and whether it is new."""
+        now = self._wall()
+        async with self._db.execute(
+            "INSERT INTO outbox (key, channel, chat_id, kind, correlation_id, target_id, card,"
+            " parts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(key) DO NOTHING RETURNING id",
+            (
+                row.key,
+                row.channel,
+                row.chat_id,
+                row.kind.value,
+                row.card.correlation_id,
+                row.target_id,
+                card_to_json(row.card),
+                row.parts,
+                now,
+                now,
+            ),
+        ) as cur:
+            created = await cur.fetchone()
+        if created is not None:
+            row.id = created[0]
+            return row, True
+        async with self._db.execute(
+            f"SELECT {_COLUMNS} FROM outbox WHERE key = ?", (row.key,)
+        ) as cur:
+            existing = await cur.fetchone()
+        if existing is None:  # pragma: no cover - the conflict guarantees the row
+            raise LookupError(row.key)
+        return _row(tuple(existing)), False
+
+    async def part_delivered(self, row: OutboxRow, message_id: str) -> None:
+        """Record one more delivered part (and the row as delivered when it was the last)."""
+        row.message_ids.append(message_id)
+        if len(row.message_ids) >= row.parts:
+            row.state = OutboxState.DELIVERED
+        await self._db.execute(
+            "UPDATE outbox SET message_ids = ?, state = ?, error = NULL, updated_at = ?"
+            " WHERE id = ?",
+            (json.dumps(row.message_ids), row.state.value, self._wall(), row.id),
+        )
+
+    async def attempt_failed(self, row: OutboxRow, error: str) -> None:
+        """Count a failed attempt."""
+        await self._db.execute(
+            "UPDATE outbox SET attempts = ?, error = ?, updated_at = ? WHERE id = ?",
+            (row.attempts, error[:500], self._wall(), row.id),
+        )
+
+    async def failed(self, row: OutboxRow, error: str) -> None:
+        """Give up on a row for good."""
+        row.state = OutboxState.FAILED
+        await self._db.execute(
+            "UPDATE outbox SET state = 'failed', attempts = ?, error = ?, updated_at = ?"
+            " WHERE id = ?",
+            (row.attempts, error[:500], self._wall(), row.id),
+        )
+
+    async def pending(self, channel: str) -> list[OutboxRow]:
+        """Undelivered rows of a channel, oldest first."""
+        async with self._db.execute(
+            f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND channel = ? ORDER BY id",
+            (channel,),
+        ) as cur:
+            return [_row(tuple(values)) for values in await cur.fetchall()]
+
+    async def recent_deliveries(self, channel: str, limit: int) -> list[tuple[str, MessageRef]]:
+        """(card id, message) of the latest delivered cards, oldest first."""
+        async with self._db.execute(
+            "SELECT correlation_id, chat_id, message_ids FROM outbox"
+            " WHERE state = 'delivered' AND kind = 'send' AND channel = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (channel, limit),
+        ) as cur:
+            rows = await cur.fetchall()
+        found = []
+        for correlation_id, chat_id, ids in reversed(list(rows)):
+            message_ids = json.loads(ids)
+            if message_ids:
+                found.append((correlation_id, MessageRef(channel, chat_id, str(message_ids[-1]))))
+        return found
+
+    async def revise(self, rows: list[OutboxRow], card: Card, parts: int) -> None:
+        """Replace the content of rows not yet started (a card edited before it went out)."""
+        for row in rows:
+            row.card, row.parts = card, parts
+        marks = ",".join("?" * len(rows))
+        await self._db.execute(
+            f"UPDATE outbox SET card = ?, parts = ?, updated_at = ? WHERE id IN ({marks})"
+            " AND message_ids = '[]' AND state = 'pending'",
+            (card_to_json(card), parts, self._wall(), *(row.id for row in rows)),
+        )
+
+    async def prune(self, older_than: float) -> int:
+        """Forget delivered and failed rows older than `older_than` seconds."""
+        cur = await self._db.execute(
+            "DELETE FROM outbox WHERE state != 'pending' AND updated_at < ?",
+            (self._wall() - older_than,),
+        )
+        return cur.rowcount
+
+    async def state_of(self, key: str) -> tuple[OutboxState, list[str]] | None:
+        """A row's state and message ids by key (for tests and tooling)."""
+        async with self._db.execute(
+            "SELECT state, message_ids FROM outbox WHERE key = ?", (key,)
+        ) as cur:
+            found = await cur.fetchone()
+        if found is None:
+            return None
+        return OutboxState(found[0]), [str(i) for i in json.loads(found[1])]
