@@ -10,7 +10,6 @@ import sys
 
 from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
-from bot.telegram import attach_telegram, webhook_endpoint
 from core.config import Settings
 from core.features import FeatureFlags
 
@@ -51,6 +50,9 @@ async def serve(settings: Settings, *, mode: str) -> int:
     _install_signals(stop, features)
     chat = mode == "chat"
     telegram = settings.telegram_enabled and not chat
+    if telegram:
+        # python-telegram-bot and httpx take a second to import: only when Telegram is on.
+        from bot.telegram import attach_telegram, webhook_endpoint
     hook = webhook_endpoint(settings) if telegram else None
     routes = hook.routes() if hook is not None else ()
     async with assemble(settings, features=features, web_optional=chat, routes=routes) as app:
