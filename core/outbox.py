@@ -1,22 +1,25 @@
-"""The durable outbox: cards for a channel are written to state.db first, then delivered.
+"""The durable outbox: every card for a channel is a row in state.db until it is delivered.
 
-Delivery runs in one lane per chat, in order: paced (a short burst, then about one message
-per second), a 429 waits its retry_after, other failures retry with capped exponential
-backoff, and a permanent refusal or too many attempts marks the row failed with a receipt.
-A part counts as delivered only when the platform returned its message id, which is stored
-at once, so neither an outage nor a restart loses a card or sends a part twice (except in
-one window no platform lets us close: a crash after the platform accepted a message and
-before its id was stored resends that message).
+Delivery runs in one lane per chat, in order, paced (a burst, then about one message a
+second); a 429 waits its retry_after, other failures retry with capped exponential backoff,
+and a permanent refusal or too many attempts marks the row failed, with a receipt. A part
+counts as delivered only when the platform returned its message id, stored at once, so an
+outage or a restart neither loses a card nor sends a part twice.
+
+A new card's first attempt starts while its row is being committed (an fsync can take far
+longer than the send), and nothing is recorded, nor promised to the caller, before the
+commit is done. So: once send() has returned or raised DeliveryDeferred, the card is on disk;
+a crash before that is a crash before the card was handed over. One window no platform lets
+us close remains: a crash after the platform accepted a message and before its id was
+stored sends that message again on restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import random
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -26,6 +29,7 @@ import aiosqlite
 
 from core.channel import Channel, PartedChannel
 from core.clock import Clock, SystemClock
+from core.delivery import DeliveryPolicy, failure_receipt, let_finish
 from core.errors import (
     DeliveryDeferred,
     DeliveryFailed,
@@ -35,10 +39,11 @@ from core.errors import (
     TransientError,
 )
 from core.events import Card, MessageRef
-from core.outbox_store import DeliveryKind, OutboxRow, OutboxState, OutboxStore, card_to_json
+from core.outbox_store import DeliveryKind, OutboxRow, OutboxState, OutboxStore, edit_key
 from core.pacing import TokenBucket
 from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt, ReceiptStatus
+
+__all__ = ["DeliveryPolicy", "OnDelivered", "Outbox"]
 
 log = logging.getLogger(__name__)
 
@@ -46,27 +51,9 @@ log = logging.getLogger(__name__)
 OnDelivered = Callable[[str, MessageRef], None]
 Outcome = MessageRef | LancelotError
 
-REMEMBERED_ON_RESUME = 10_000
+KEPT_OUTCOMES = 10_000  # final outcomes remembered by key (dedup without a database read)
 STOP_GRACE = 10.0  # seconds a stop waits for a message already on its way
 MAX_IDLE_BUCKETS = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveryPolicy:
-    """How hard and how fast the outbox delivers."""
-
-    chat_rate: float = 1.0  # sustained messages per second to one chat (0: no pacing)
-    chat_burst: int = 3  # messages that may go at once before pacing starts
-    max_attempts: int = 16  # failed attempts (429s not counted) before a row is failed
-    backoff_base: float = 1.0  # first retry delay, doubled each time...
-    backoff_cap: float = 60.0  # ...up to this
-    first_attempt_wait: float = 30.0  # how long send() waits for its first attempt
-    keep_days: float = 30.0  # delivered and failed rows are pruned after this
-
-    def backoff(self, attempts: int) -> float:
-        """The delay before retry number `attempts` (with a little jitter)."""
-        delay = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, attempts - 1))
-        return delay * random.uniform(0.8, 1.0)
 
 
 @dataclass(eq=False)
@@ -76,7 +63,7 @@ class _Lane:
 
 
 class Outbox:
-    """Durable, ordered, paced delivery for the channels that are served through it."""
+    """Durable, ordered, paced delivery for the channels served through it."""
 
     def __init__(
         self,
@@ -85,27 +72,24 @@ class Outbox:
         policy: DeliveryPolicy | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._store = OutboxStore(db)
+        self.store = OutboxStore(db)
         self._ledger = ledger
         self._policy = policy or DeliveryPolicy()
         self._clock = clock or SystemClock()
         self._channels: dict[str, Channel] = {}
         self._on_delivered: dict[str, OnDelivered] = {}
-        self._lanes: dict[tuple[str, str], _Lane] = {}
-        self._queued: dict[int, OutboxRow] = {}
-        self._waiters: dict[int, asyncio.Future[Outcome]] = {}
-        self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._stopped: set[str] = set()
-
-    @property
-    def store(self) -> OutboxStore:
-        """The table behind the outbox."""
-        return self._store
+        self._lanes: dict[tuple[str, str], _Lane] = {}
+        self._queued: dict[str, OutboxRow] = {}  # by key, until final
+        self._commits: dict[str, asyncio.Task[None]] = {}  # by key, while being inserted
+        self._waiters: dict[str, asyncio.Future[Outcome]] = {}
+        self._outcomes: OrderedDict[str, Outcome] = OrderedDict()
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
 
     async def setup(self) -> None:
         """Create the table and prune old rows."""
-        await self._store.setup()
-        await self._store.prune(self._policy.keep_days * 86400)
+        await self.store.setup()
+        await self.store.prune(self._policy.keep_days * 86400)
 
     async def __aenter__(self) -> Self:
         return self
@@ -125,11 +109,10 @@ class Outbox:
     async def resume(self, channel: str) -> int:
         """Re-learn recent deliveries and restart undelivered rows; returns how many."""
         remember = self._on_delivered[channel]
-        for correlation_id, ref in await self._store.recent_deliveries(
-            channel, REMEMBERED_ON_RESUME
-        ):
+        for key, correlation_id, ref in await self.store.recent_deliveries(channel, KEPT_OUTCOMES):
             remember(correlation_id, ref)
-        rows = await self._store.pending(channel)
+            self._keep(key, ref)
+        rows = await self.store.pending(channel)
         for row in rows:
             self._enqueue(row)
         if rows:
@@ -139,6 +122,8 @@ class Outbox:
     async def stop(self, channel: str) -> None:
         """Stop delivering on a channel; undelivered rows stay for the next start."""
         self._stopped.add(channel)
+        # What was handed over is stored before anything stops (inserts take milliseconds).
+        await asyncio.gather(*self._commits.values(), return_exceptions=True)
         lanes = [lane for key, lane in self._lanes.items() if key[0] == channel]
         for lane in lanes:
             if lane.task is not None:
@@ -151,10 +136,11 @@ class Outbox:
     async def send(
         self, channel: str, chat_id: str, card: Card, *, key: str | None = None
     ) -> MessageRef:
-        """Queue a card durably, then wait for its first delivery attempt.
+        """Queue a card durably and wait for its first delivery attempt.
 
-        Returns the message standing for the card. Raises DeliveryDeferred when the first
-        attempt failed but the card stays queued, DeliveryFailed when it never will go.
+        Returns the message standing for the card (its last part). Raises DeliveryDeferred
+        when the first attempt failed but the card stays queued, DeliveryFailed when it will
+        never go. The same key (by default: channel, chat and card id) is delivered once.
         """
         target = self._served(channel)
         parts = target.parts(card) if isinstance(target, PartedChannel) else 1
@@ -173,9 +159,18 @@ class Outbox:
         return outcome
 
     async def edit(self, ref: MessageRef, card: Card) -> None:
-        """Queue an edit of a delivered message, then wait for its first attempt (as send)."""
+        """Queue an edit of a delivered message and wait for its first attempt (as send)."""
         self._served(ref.channel)
-        outcome = await self._submit(self._edit_row(ref, card))
+        row = OutboxRow(
+            id=0,
+            key=edit_key(ref, card),
+            channel=ref.channel,
+            chat_id=ref.chat_id,
+            kind=DeliveryKind.EDIT,
+            card=card,
+            target_id=ref.message_id,
+        )
+        outcome = await self._submit(row)
         if isinstance(outcome, LancelotError):
             raise outcome
 
@@ -195,27 +190,14 @@ class Outbox:
         ]
         if target is None or not rows:
             return 0
-        fresh = [row for row in rows if not row.message_ids and not row.in_flight]
+        fresh = [r for r in rows if r.id and not r.message_ids and not r.in_flight]
         for row in rows:
             if row not in fresh:
                 row.revision = card
         if fresh:
             parts = target.parts(card) if isinstance(target, PartedChannel) else 1
-            await self._store.revise(fresh, card, max(1, parts))
+            await self.store.revise(fresh, card, max(1, parts))
         return len(rows)
-
-    @staticmethod
-    def _edit_row(ref: MessageRef, card: Card) -> OutboxRow:
-        digest = hashlib.sha256(card_to_json(card).encode()).hexdigest()[:24]
-        return OutboxRow(
-            id=0,
-            key=f"edit:{ref.channel}:{ref.chat_id}:{ref.message_id}:{digest}",
-            channel=ref.channel,
-            chat_id=ref.chat_id,
-            kind=DeliveryKind.EDIT,
-            card=card,
-            target_id=ref.message_id,
-        )
 
     def _served(self, channel: str) -> Channel:
         target = self._channels.get(channel)
@@ -224,34 +206,48 @@ class Outbox:
         return target
 
     async def _submit(self, row: OutboxRow) -> Outcome:
-        stored, _ = await self._store.add(row)
-        if stored.state is OutboxState.DELIVERED and stored.ref is not None:
-            return stored.ref
-        if stored.state is OutboxState.FAILED:
-            return DeliveryFailed("this card could not be delivered before")
-        if stored.channel in self._stopped:
-            return DeliveryDeferred("queued; delivery resumes at the next start")
-        future = self._waiters.get(stored.id)
+        known = self._outcomes.get(row.key)
+        if known is not None:
+            return known
+        if row.key not in self._queued:
+            self._commits[row.key] = asyncio.create_task(self._commit(row))
+            if row.channel in self._stopped:
+                await self._commits.pop(row.key)
+                return DeliveryDeferred("queued; delivery resumes at the next start")
+            self._enqueue(row)
+        future = self._waiters.get(row.key)
         if future is None:
-            future = asyncio.get_running_loop().create_future()
-            self._waiters[stored.id] = future
-        self._enqueue(stored)
+            future = self._waiters[row.key] = asyncio.get_running_loop().create_future()
         try:
             async with asyncio.timeout(self._policy.first_attempt_wait):
                 return await asyncio.shield(future)
         except TimeoutError:
             return DeliveryDeferred("still queued for delivery")
 
+    async def _commit(self, row: OutboxRow) -> None:
+        """Insert the row; a key already on disk (a failed or long-forgotten card sent again)
+        is taken over by this delivery."""
+        stored, created = await self.store.add(row)
+        row.id = stored.id
+        if not created:
+            await self.store.restart(row)
+
+    async def _committed(self, row: OutboxRow) -> None:
+        commit = self._commits.pop(row.key, None)
+        if commit is None:
+            return
+        try:
+            await commit
+        except Exception:  # the database failed: deliver anyway, without the guarantee
+            log.exception("outbox: could not store a %s for %s", row.kind, row.channel)
+
     def _enqueue(self, row: OutboxRow) -> None:
-        if row.id in self._queued or row.channel not in self._channels:
+        if row.key in self._queued or row.channel in self._stopped:
             return
-        if row.channel in self._stopped:
-            return
-        self._queued[row.id] = row
+        self._queued[row.key] = row
         lane = self._lanes.get(row.lane)
         if lane is None:
-            lane = _Lane()
-            self._lanes[row.lane] = lane
+            lane = self._lanes[row.lane] = _Lane()
             lane.task = asyncio.create_task(self._run_lane(row.lane, lane), name="outbox-lane")
         lane.rows.append(row)
 
@@ -261,13 +257,12 @@ class Outbox:
                 row = lane.rows[0]
                 await self._deliver(row)
                 lane.rows.popleft()
-                self._queued.pop(row.id, None)
+                self._queued.pop(row.key, None)
         finally:
             if self._lanes.get(key) is lane:
                 del self._lanes[key]
             for row in lane.rows:  # stopped early: they stay pending in the table
-                self._queued.pop(row.id, None)
-                row.in_flight = False
+                self._queued.pop(row.key, None)
                 self._settle(row, DeliveryDeferred("delivery stopped; the card stays queued"))
             self._forget_idle_buckets()
 
@@ -295,65 +290,76 @@ class Outbox:
         try:
             await asyncio.shield(attempt)
         except asyncio.CancelledError:
-            await _let_finish(attempt, STOP_GRACE)
+            await let_finish(attempt, STOP_GRACE)
             raise
         finally:
             row.in_flight = False
 
     async def _attempt(self, channel: Channel, row: OutboxRow) -> None:
-        if row.kind is DeliveryKind.EDIT:
-            ref = MessageRef(row.channel, row.chat_id, row.target_id or "")
-            await channel.edit(ref, row.card)
-        elif isinstance(channel, PartedChannel):
-            ref = await channel.deliver_part(row.chat_id, row.card, len(row.message_ids))
-        else:
-            ref = await channel.deliver(row.chat_id, row.card)
-        await self._store.part_delivered(row, ref.message_id)
+        try:
+            ref = await self._show(channel, row)
+        finally:
+            await self._committed(row)  # nothing is recorded for a row not yet stored
+        await self.store.part_delivered(row, ref.message_id)
         if row.state is OutboxState.DELIVERED:
             anchor = row.ref or ref
             if row.kind is DeliveryKind.SEND:
                 self._on_delivered[row.channel](row.card.correlation_id, anchor)
-            self._settle(row, anchor)
+            self._finish(row, anchor)
             if row.revision is not None:
-                edit, _ = await self._store.add(self._edit_row(anchor, row.revision))
-                if edit.state is OutboxState.PENDING:
-                    self._enqueue(edit)
+                self._queue_revision(anchor, row.revision)
+
+    async def _show(self, channel: Channel, row: OutboxRow) -> MessageRef:
+        if row.kind is DeliveryKind.EDIT:
+            ref = MessageRef(row.channel, row.chat_id, row.target_id or "")
+            await channel.edit(ref, row.card)
+            return ref
+        if isinstance(channel, PartedChannel):
+            return await channel.deliver_part(row.chat_id, row.card, len(row.message_ids))
+        return await channel.deliver(row.chat_id, row.card)
+
+    def _queue_revision(self, ref: MessageRef, card: Card) -> None:
+        edit = OutboxRow(
+            id=0,
+            key=edit_key(ref, card),
+            channel=ref.channel,
+            chat_id=ref.chat_id,
+            kind=DeliveryKind.EDIT,
+            card=card,
+            target_id=ref.message_id,
+        )
+        if edit.key not in self._outcomes and edit.key not in self._queued:
+            self._commits[edit.key] = asyncio.create_task(self._commit(edit))
+            self._enqueue(edit)
 
     async def _retry_later(self, row: OutboxRow, exc: Exception) -> None:
         row.attempts += 1
         if row.attempts >= self._policy.max_attempts:
             await self._give_up(row, exc)
             return
-        await self._store.attempt_failed(row, str(exc))
+        await self.store.attempt_failed(row, str(exc))
         self._settle(row, DeliveryDeferred(f"not delivered yet ({exc}); will retry"))
         delay = self._policy.backoff(row.attempts)
         log.info("outbox: %s to %s failed (%s); retry in %.1f s", row.kind, row.channel, exc, delay)
         await self._clock.sleep(delay)
 
     async def _give_up(self, row: OutboxRow, exc: Exception) -> None:
-        await self._store.failed(row, str(exc))
+        await self.store.failed(row, str(exc))
         log.warning("outbox: gave up on a %s to %s: %s", row.kind, row.channel, exc)
-        self._ledger.append(
-            Receipt(
-                action_type="delivery",
-                action_name="failed",
-                inputs={
-                    "channel": row.channel,
-                    "chat_id": row.chat_id,
-                    "kind": row.kind.value,
-                    "card_id": row.card.correlation_id,
-                    "title": row.card.title[:200],
-                },
-                outputs={"parts": row.parts, "parts_delivered": len(row.message_ids)},
-                status=ReceiptStatus.FAILURE,
-                error_message=str(exc)[:500],
-                metadata={"attempts": row.attempts, "outbox_id": row.id},
-            )
-        )
-        self._settle(row, DeliveryFailed(f"not delivered: {exc}"))
+        self._ledger.append(failure_receipt(row, exc))
+        self._finish(row, DeliveryFailed(f"not delivered: {exc}"))
+
+    def _finish(self, row: OutboxRow, outcome: Outcome) -> None:
+        self._keep(row.key, outcome)
+        self._settle(row, outcome)
+
+    def _keep(self, key: str, outcome: Outcome) -> None:
+        self._outcomes[key] = outcome
+        while len(self._outcomes) > KEPT_OUTCOMES:
+            self._outcomes.popitem(last=False)
 
     def _settle(self, row: OutboxRow, outcome: Outcome) -> None:
-        future = self._waiters.pop(row.id, None)
+        future = self._waiters.pop(row.key, None)
         if future is not None and not future.done():
             future.set_result(outcome)
 
@@ -361,22 +367,12 @@ class Outbox:
         bucket = self._buckets.get(lane)
         if bucket is None:
             policy = self._policy
-            bucket = TokenBucket(policy.chat_rate, policy.chat_burst, self._clock)
-            self._buckets[lane] = bucket
+            bucket = self._buckets[lane] = TokenBucket(
+                policy.chat_rate, policy.chat_burst, self._clock
+            )
         return bucket
 
     def _forget_idle_buckets(self) -> None:
         if len(self._buckets) > MAX_IDLE_BUCKETS:
             for lane in [k for k, b in self._buckets.items() if b.idle and k not in self._lanes]:
                 del self._buckets[lane]
-
-
-async def _let_finish(task: asyncio.Future[None], grace: float) -> None:
-    """Wait up to `grace` for a task the caller no longer waits for, then drop it quietly."""
-    # The caller re-raises its own cancellation; here only the wait ends.
-    with contextlib.suppress(Exception, asyncio.CancelledError):
-        async with asyncio.timeout(grace):
-            await asyncio.shield(task)
-    task.cancel()
-    if task.done() and not task.cancelled():
-        task.exception()  # retrieved: no "exception was never retrieved" noise

@@ -7,6 +7,7 @@ so a restart resumes at the first part not yet delivered and never sends one twi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -118,6 +119,12 @@ def card_from_json(text: str) -> Card:
     )
 
 
+def edit_key(ref: MessageRef, card: Card) -> str:
+    """An edit's idempotency key: the message and the content it gets."""
+    digest = hashlib.sha256(card_to_json(card).encode()).hexdigest()[:24]
+    return f"edit:{ref.channel}:{ref.chat_id}:{ref.message_id}:{digest}"
+
+
 def _row(values: tuple[Any, ...]) -> OutboxRow:
     row_id, key, channel, chat_id, kind, target_id, card, parts, ids, state, attempts = values
     return OutboxRow(
@@ -178,6 +185,14 @@ class OutboxStore:
             raise LookupError(row.key)
         return _row(tuple(existing)), False
 
+    async def restart(self, row: OutboxRow) -> None:
+        """Make an existing row track a new delivery of its key (its old outcome is gone)."""
+        await self._db.execute(
+            "UPDATE outbox SET card = ?, parts = ?, target_id = ?, message_ids = '[]',"
+            " state = 'pending', attempts = 0, error = NULL, updated_at = ? WHERE id = ?",
+            (card_to_json(row.card), row.parts, row.target_id, self._wall(), row.id),
+        )
+
     async def part_delivered(self, row: OutboxRow, message_id: str) -> None:
         """Record one more delivered part (and the row as delivered when it was the last)."""
         row.message_ids.append(message_id)
@@ -213,20 +228,23 @@ class OutboxStore:
         ) as cur:
             return [_row(tuple(values)) for values in await cur.fetchall()]
 
-    async def recent_deliveries(self, channel: str, limit: int) -> list[tuple[str, MessageRef]]:
-        """(card id, message) of the latest delivered cards, oldest first."""
+    async def recent_deliveries(
+        self, channel: str, limit: int
+    ) -> list[tuple[str, str, MessageRef]]:
+        """(key, card id, message) of the latest delivered cards, oldest first."""
         async with self._db.execute(
-            "SELECT correlation_id, chat_id, message_ids FROM outbox"
+            "SELECT key, correlation_id, chat_id, message_ids FROM outbox"
             " WHERE state = 'delivered' AND kind = 'send' AND channel = ?"
             " ORDER BY id DESC LIMIT ?",
             (channel, limit),
         ) as cur:
             rows = await cur.fetchall()
         found = []
-        for correlation_id, chat_id, ids in reversed(list(rows)):
+        for key, correlation_id, chat_id, ids in reversed(list(rows)):
             message_ids = json.loads(ids)
             if message_ids:
-                found.append((correlation_id, MessageRef(channel, chat_id, str(message_ids[-1]))))
+                ref = MessageRef(channel, chat_id, str(message_ids[-1]))
+                found.append((key, correlation_id, ref))
         return found
 
     async def revise(self, rows: list[OutboxRow], card: Card, parts: int) -> None:

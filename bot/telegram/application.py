@@ -24,10 +24,11 @@ class TelegramTuning:
     poll_backoff_cap: float = 30.0
     typing_delay: float = 0.3  # show "typing" only for work slower than this
     press_fallback: float = 10.0  # answer a press plainly if no verdict came by then
-    # Calls in flight at once: httpcore's pool grows slow (quadratic) with many waiting
-    # requests, and Telegram allows about 30 messages a second anyway.
-    concurrent_calls: int = 1
-    connection_pool: int = 2
+    # Sends and edits in flight at once. A few cover Telegram's ~30 messages a second at
+    # internet round trips; more only make httpcore's pool bookkeeping (which walks every
+    # connection for every request) eat the CPU.
+    concurrent_calls: int = 4
+    connection_pool: int = 8
     read_timeout: float = 10.0
     # Only for tests against a fake server on loopback: skips loading the CA bundle (slow).
     # Production keeps TLS verification; no setting or environment variable reaches this.

@@ -1,0 +1,61 @@
+"""Delivery policy (pacing, retries, backoff) and the bookkeeping around a failed delivery."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from dataclasses import dataclass
+
+from core.outbox_store import OutboxRow
+from core.receipts.model import Receipt, ReceiptStatus
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryPolicy:
+    """How hard and how fast the outbox delivers."""
+
+    chat_rate: float = 1.0  # sustained messages per second to one chat (0: no pacing)
+    chat_burst: int = 3  # messages that may go at once before pacing starts
+    max_attempts: int = 16  # failed attempts (429s not counted) before a row is failed
+    backoff_base: float = 1.0  # first retry delay, doubled each time...
+    backoff_cap: float = 60.0  # ...up to this
+    first_attempt_wait: float = 30.0  # how long send() waits for its first attempt
+    keep_days: float = 30.0  # delivered and failed rows are pruned after this
+
+    def backoff(self, attempts: int) -> float:
+        """The delay before retry number `attempts` (with a little jitter)."""
+        delay = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, attempts - 1))
+        return delay * random.uniform(0.8, 1.0)
+
+
+def failure_receipt(row: OutboxRow, exc: Exception) -> Receipt:
+    """The receipt for a card (or edit) given up on."""
+    return Receipt(
+        action_type="delivery",
+        action_name="failed",
+        inputs={
+            "channel": row.channel,
+            "chat_id": row.chat_id,
+            "kind": row.kind.value,
+            "card_id": row.card.correlation_id,
+            "title": row.card.title[:200],
+        },
+        outputs={"parts": row.parts, "parts_delivered": len(row.message_ids)},
+        status=ReceiptStatus.FAILURE,
+        error_message=str(exc)[:500],
+        metadata={"attempts": row.attempts, "outbox_id": row.id},
+    )
+
+
+async def let_finish(task: asyncio.Future[None], grace: float) -> None:
+    """Wait up to `grace` for a task nobody waits for any more, then drop it quietly.
+
+    The caller is being cancelled and re-raises its own cancellation; only this wait ends.
+    """
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        async with asyncio.timeout(grace):
+            await asyncio.shield(task)
+    task.cancel()
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" noise
