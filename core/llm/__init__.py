@@ -1,0 +1,1 @@
+"""Model providers, the router and its lanes."""

@@ -1,0 +1,117 @@
+"""The one interface every model provider implements, and the values that cross it.
+
+Providers (local llama-cpp, OpenAI, Anthropic, Gemini) translate these to and from their own
+SDK's types; the router and the agent loop only ever see these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class Role(StrEnum):
+    """Who said a message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class Lane(StrEnum):
+    """Where a model call is routed."""
+
+    LOCAL_REDACTION = "local_redaction"
+    LOCAL_UTILITY = "local_utility"
+    FLAGSHIP_FAST = "flagship_fast"
+    FLAGSHIP_DEEP = "flagship_deep"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: name, what it does, and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The model asks for one tool run. `id` pairs it with the TOOL message that answers."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation.
+
+    An ASSISTANT message may carry tool_calls; a TOOL message answers the call named by
+    tool_call_id (and names the tool in `name`).
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens a call used."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Input plus output."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRequest:
+    """What a caller asks of a model.
+
+    `json_schema`, when set, constrains the answer to JSON matching it (a grammar for the
+    local model, structured output or a forced tool for the flagships).
+    """
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float = 0.2
+    max_tokens: int = 1024
+    json_schema: dict[str, Any] | None = None
+    model: str | None = None  # None: the provider's default for the lane
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a model answered: text, tool calls, or both."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    provider: str = ""
+    finish_reason: str = ""
+
+
+class Provider(Protocol):
+    """A model behind one SDK or binding.
+
+    `complete` raises core.errors.ProviderUnavailable when the provider cannot answer
+    (after its own retries on transient errors), never an SDK exception.
+    """
+
+    name: str  # "local", "openai", "anthropic", "gemini"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer one request."""
+        ...
