@@ -17,7 +17,7 @@ from core.governance.policy import PolicyEngine
 from core.soul_commands import SoulCommands, SoulKeeper
 from core.tools.safe_repl import SafeRepl
 from core.tools.workspace import Workspace
-from soul import SHIPPED_VERSIONS_DIR, SoulError, SoulStore
+from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
 if TYPE_CHECKING:
     from bot.app import Lancelot
@@ -29,6 +29,27 @@ def load_soul(home: Path) -> SoulKeeper:
         return SoulKeeper(SoulStore(SHIPPED_VERSIONS_DIR, home / "soul"))
     except SoulError as exc:
         raise StorageError(f"soul: {exc}") from None
+
+
+def _timeout_seconds(soul: Soul) -> float:
+    """How long an approval stays open: the Soul's timeout, or sooner if it escalates by
+    expiring."""
+    rules = soul.approval_rules
+    minutes = rules.timeout_minutes
+    if rules.escalation.action == "expire":
+        minutes = min(minutes, rules.escalation.after_minutes)
+    return minutes * 60.0
+
+
+def _reminder_seconds(soul: Soul) -> float | None:
+    """When an undecided approval is sent again as a reminder (None: never)."""
+    rules = soul.approval_rules
+    if (
+        rules.escalation.action != "remind"
+        or rules.escalation.after_minutes >= rules.timeout_minutes
+    ):
+        return None
+    return rules.escalation.after_minutes * 60.0
 
 
 async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
@@ -52,7 +73,8 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         app.bus,
         app.ledger,
         executor,
-        timeout=lambda: keeper().approval_rules.timeout_minutes * 60.0,
+        timeout=lambda: _timeout_seconds(keeper()),
+        remind_after=lambda: _reminder_seconds(keeper()),
     )
     registry: CommandRegistry = app.commands
     GovernanceCommands(

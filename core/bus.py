@@ -61,18 +61,22 @@ class Bus:
         """Wait until every published event has been handled."""
         await self._queue.join()
 
-    async def send(self, channel: str, chat_id: str, card: Card) -> MessageRef:
+    async def send(
+        self, channel: str, chat_id: str, card: Card, *, key: str | None = None
+    ) -> MessageRef:
         """Deliver a card to one chat; remember the copy. Raises DeliveryFailed.
 
         On a durable channel this waits for the first attempt only: DeliveryDeferred means the
-        card is safely queued and will still arrive (and be remembered then).
+        card is safely queued and will still arrive (and be remembered then). The outbox
+        delivers a card id to a chat once; a fresh copy of the same card (a reminder) needs
+        its own `key`.
         """
         target = self._channels.get(channel)
         if target is None:
             raise DeliveryFailed(f"no channel named {channel!r}")
         outbox = self._outboxes.get(channel)
         if outbox is not None:
-            return await outbox.send(channel, chat_id, card)
+            return await outbox.send(channel, chat_id, card, key=key)
         try:
             ref = await target.deliver(chat_id, card)
         except DeliveryFailed:
@@ -82,13 +86,15 @@ class Bus:
         self.remember(card.correlation_id, ref)
         return ref
 
-    async def broadcast(self, card: Card) -> list[MessageRef]:
-        """Deliver a card to the owner on every channel; failures are logged, not raised."""
+    async def broadcast(self, card: Card, *, key: str | None = None) -> list[MessageRef]:
+        """Deliver a card to the owner on every channel; failures are logged, not raised.
+        `key` (made unique per chat here) asks for a fresh copy, as in send()."""
         refs: list[MessageRef] = []
         for channel in self._channels.values():
             for chat_id in channel.owner_chat_ids:
                 try:
-                    refs.append(await self.send(channel.name, chat_id, card))
+                    copy_key = f"{key}:{channel.name}:{chat_id}" if key else None
+                    refs.append(await self.send(channel.name, chat_id, card, key=copy_key))
                 except DeliveryFailed as exc:
                     log.warning("could not deliver %s to %s: %s", card.kind, channel.name, exc)
         return refs

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
@@ -44,7 +45,10 @@ class ApprovalService:
         executor: Executor,
         timeout: Callable[[], float],
         clock: Callable[[], float] = time.time,
+        remind_after: Callable[[], float | None] = lambda: None,
     ) -> None:
+        """`timeout` and `remind_after` (seconds after the request; None: no reminder) are
+        read at each use, so a newly activated Soul applies at once."""
         self._store = store
         self._tokens = tokens
         self._bus = bus
@@ -52,6 +56,7 @@ class ApprovalService:
         self._executor = executor
         self._timeout = timeout
         self._clock = clock
+        self._remind_after = remind_after
         self._wake = asyncio.Event()
         self._expirer: asyncio.Task[None] | None = None
 
@@ -93,6 +98,22 @@ class ApprovalService:
         self._wake.set()
         return card
 
+    async def _remind(self, approval: Approval) -> None:
+        """Send one fresh copy of a card still undecided; its buttons work like the first's."""
+        if not await self._store.claim_reminder(approval.id):
+            return
+        card = await self._pending_card(approval)
+        card = replace(card, title=f"Reminder: {card.title[0].lower()}{card.title[1:]}")
+        for ref in await self._bus.broadcast(card, key=f"reminder:{approval.id}"):
+            await self._store.add_copy(approval.id, ref)
+        self._record(
+            approval,
+            "approval_reminded",
+            f"still undecided; lapses at {_clock_text(approval.expires_at)}",
+            ReceiptStatus.PENDING,
+            None,
+        )
+
     async def _pending_card(self, approval: Approval) -> Card:
         ttl = max(approval.expires_at - self._clock(), 1.0)
         buttons = []
@@ -117,7 +138,9 @@ class ApprovalService:
         The first tap on any copy decides, and every copy is edited to the outcome."""
         pending = await self._store.in_states(ApprovalState.PENDING)
         for approval in pending:
-            ref = await self._bus.send(channel, chat_id, await self._pending_card(approval))
+            card = await self._pending_card(approval)
+            key = f"resend:{approval.id}:{self._clock():.3f}"  # a fresh copy, not a dedup
+            ref = await self._bus.send(channel, chat_id, card, key=key)
             await self._store.add_copy(approval.id, ref)
         return len(pending)
 
@@ -276,10 +299,19 @@ class ApprovalService:
         while True:
             pending = await self._store.in_states(ApprovalState.PENDING)
             now = self._clock()
+            remind_after = self._remind_after()
+            upcoming = []
             for approval in pending:
                 if now > approval.expires_at:
                     await self._expire(approval)
-            upcoming = [a.expires_at - now for a in pending if a.expires_at > now]
+                    continue
+                upcoming.append(approval.expires_at - now)
+                if remind_after is not None:
+                    remind_at = approval.created_at + remind_after
+                    if now >= remind_at:
+                        await self._remind(approval)
+                    else:
+                        upcoming.append(remind_at - now)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(min(upcoming, default=3600.0) + 0.05):

@@ -41,6 +41,10 @@ CREATE TABLE IF NOT EXISTS approval_copies (
     message_id TEXT NOT NULL,
     PRIMARY KEY (approval_id, channel, chat_id, message_id)
 );
+CREATE TABLE IF NOT EXISTS approval_reminders (
+    approval_id TEXT PRIMARY KEY,
+    reminded_at REAL NOT NULL
+);
 """
 
 
@@ -171,6 +175,13 @@ class ApprovalStore:
             "INSERT OR IGNORE INTO approval_copies VALUES (?, ?, ?, ?)",
             (approval_id, ref.channel, ref.chat_id, ref.message_id),
         )
+
+    async def claim_reminder(self, approval_id: str) -> bool:
+        """True for the one caller that may send this approval's reminder (ever)."""
+        cur = await self._db.execute(
+            "INSERT OR IGNORE INTO approval_reminders VALUES (?, ?)", (approval_id, self._clock())
+        )
+        return cur.rowcount == 1
 
     async def copies(self, approval_id: str) -> list[MessageRef]:
         """Where the card was delivered."""

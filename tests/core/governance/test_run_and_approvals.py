@@ -112,8 +112,12 @@ async def test_pending_approval_survives_a_restart(settings: Settings) -> None:
         assert await kinds(second, "tool_run") == ["shell.exec"]
 
 
-async def test_approvals_lists_pending_with_buttons(app: Lancelot) -> None:
-    phone = await phone_for(app)
+@pytest.mark.parametrize("durable", [False, True], ids=["direct", "outbox"])
+async def test_approvals_lists_pending_with_buttons(app: Lancelot, durable: bool) -> None:
+    # Through the outbox (as on Telegram), a card id goes to a chat once: /approvals must
+    # still send a fresh copy rather than be taken for a duplicate.
+    phone = MemoryChannel()
+    await app.attach(phone, durable=durable)
     assert "Nothing is waiting" in (await say(app, phone, "/approvals")).body
     await say(app, phone, "/run rm -rf /workspace/a")
     resent = await say(app, phone, "/approvals")

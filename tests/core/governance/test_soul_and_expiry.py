@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.events import CardKind
+from core.events import ButtonPress, Card, CardKind, MessageRef
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import say, tap
+from tests.fakes.owner import CHAT, OWNER, say, tap
 
 
 @pytest.fixture
@@ -94,3 +94,55 @@ async def test_restart_finishes_approved_and_reports_interrupted(settings: Setti
         page = await second.ledger.page(ReceiptQuery(action_type="approval_interrupted"))
         assert len(page.receipts) == 1
         assert CardKind.APPROVAL  # outcome cards go out when a channel is attached
+
+
+async def _wait_for(condition: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition never became true")
+
+
+async def test_undecided_approval_is_reminded_once_and_the_reminder_decides(
+    settings: Settings,
+) -> None:
+    async with assemble(settings, web=False) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        (app.home / "workspace" / "old").mkdir()
+        card = await say(app, phone, "/run rm -rf /workspace/old")
+        store = ApprovalStore(app.state)
+        [pending] = await store.in_states(ApprovalState.PENDING)
+        # As if the request was made 21 minutes ago (the Soul reminds after 20, expires at 30).
+        await app.state.execute(
+            "UPDATE approvals SET created_at = created_at - 1260 WHERE id = ?", (pending.id,)
+        )
+        await say(app, phone, "/run rm -rf /workspace/other")  # wakes the timer
+
+        def reminders() -> list[tuple[MessageRef, Card]]:
+            return [(r, c) for r, c in phone.delivered if c.title.startswith("Reminder:")]
+
+        await _wait_for(lambda: len(reminders()) == 1)
+        [(ref, reminder)] = [
+            (r, c) for r, c in reminders() if c.correlation_id == card.correlation_id
+        ]
+        assert reminder.title == "Reminder: approve this T3 action?"
+        assert "rm -rf /workspace/old" in reminder.body
+        await say(app, phone, "/status")  # another pass of the timer: still one reminder
+        assert len(reminders()) == 1
+        token = next(b.action_token for b in reminder.buttons if b.label == "Approve")
+        await app.bus.publish(ButtonPress(phone.name, OWNER, CHAT, ref, token))
+        await _wait_for(lambda: not (app.home / "workspace" / "old").exists())
+        await app.drain()
+        edited = {r for r, c in phone.edits if c.correlation_id == card.correlation_id}
+        first = next(r for r, c in phone.delivered if c.correlation_id == card.correlation_id)
+        assert {first, ref} <= edited  # both copies show the outcome
+        page = await app.ledger.page(ReceiptQuery(action_type="approval_reminded"))
+        [reminded] = page.receipts
+        assert pending.id in str(reminded.inputs)
+    async with assemble(settings, web=False) as again:  # a restart does not remind again
+        phone = MemoryChannel()
+        await again.attach(phone)
+        await say(again, phone, "/status")
+        assert not [c for _, c in phone.delivered if c.title.startswith("Reminder:")]
