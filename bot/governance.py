@@ -14,6 +14,7 @@ from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
+from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
 from core.tools.safe_repl import SafeRepl
 from core.tools.workspace import Workspace
@@ -64,7 +65,8 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     capabilities = CapabilityTokens(secret)
     policy = PolicyEngine(keeper, capabilities, crusader.active)
     workspace = Workspace(app.home / "workspace")
-    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger)
+    journal = await RollbackJournal.create(workspace, app.ledger, app.home)
+    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger, journal)
     store = ApprovalStore(app.state)
     await store.setup()
     approvals = ApprovalService(

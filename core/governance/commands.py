@@ -82,6 +82,9 @@ class GovernanceCommands:
             parent_id=ctx.receipt_id,
             quest_id=ctx.receipt_id,
         )
+        rolled_back = await self.executor.finish(ctx.receipt_id)
+        if rolled_back is not None:
+            outcome += "\n\nThe step failed its check, so its changes were undone."
         return Card(CardKind.REPLY, f"/run {decision.tier}", f"$ {command}\n{outcome}")
 
     async def pending(self, ctx: CommandContext) -> Card | None:

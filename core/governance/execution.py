@@ -7,6 +7,7 @@ import time
 from core.errors import PolicyDenied, ToolFailed
 from core.governance.action import ToolAction
 from core.governance.policy import PolicyEngine
+from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.tools.base import CommandRunner, ToolResult
@@ -17,10 +18,17 @@ HIGH_RISK = ("T2", "T3")
 class Executor:
     """The one path from a decision to a tool run."""
 
-    def __init__(self, policy: PolicyEngine, runner: CommandRunner, ledger: ReceiptStore) -> None:
+    def __init__(
+        self,
+        policy: PolicyEngine,
+        runner: CommandRunner,
+        ledger: ReceiptStore,
+        journal: RollbackJournal | None = None,
+    ) -> None:
         self._policy = policy
         self._runner = runner
         self._ledger = ledger
+        self._journal = journal
 
     async def execute(
         self,
@@ -32,26 +40,56 @@ class Executor:
         quest_id: str | None = None,
         approval_id: str | None = None,
     ) -> str:
-        """Run the action; return a short text of the outcome (exit code and output)."""
+        """Run the action; return a short text of the outcome (exit code and output).
+
+        A T1 action is snapshotted first and verified afterwards (in the background); a T2 or
+        T3 action first waits for the quest's verifications and does not run if one failed
+        (its T1 steps are rolled back instead).
+        """
         if tier in HIGH_RISK:
+            rolled_back = await self.finish(quest_id)
+            if rolled_back is not None:
+                reason = f"an earlier step failed its check and was undone ({rolled_back})"
+                await self._receipt(
+                    action,
+                    tier,
+                    None,
+                    reason,
+                    time.perf_counter(),
+                    parent_id,
+                    quest_id,
+                    approval_id,
+                )
+                return f"Not run: {reason}."
             await self._ledger.flush()  # everything before a risky step is on disk first
+        snapshot = None
+        if tier == "T1" and self._journal is not None:
+            snapshot = await self._journal.snapshot(action, quest_id)
         started = time.perf_counter()
+        result: ToolResult | None
+        error: str | None = None
+        text = ""
         try:
             token = capability or self._policy.authorize_approved(action)
             result = await self._runner.run(action, token)
         except (PolicyDenied, PermissionError) as exc:
-            await self._receipt(
-                action, tier, None, str(exc), started, parent_id, quest_id, approval_id
-            )
-            return f"Refused by governance: {exc}"
+            result, error, text = None, str(exc), f"Refused by governance: {exc}"
         except ToolFailed as exc:
-            await self._receipt(
-                action, tier, None, str(exc), started, parent_id, quest_id, approval_id
-            )
-            return f"Failed: {exc}"
-        await self._receipt(action, tier, result, None, started, parent_id, quest_id, approval_id)
+            result, error, text = None, str(exc), f"Failed: {exc}"
+        if snapshot is not None and self._journal is not None:
+            self._journal.verify_later(snapshot, result or ToolResult(1, error or ""))
+        await self._receipt(action, tier, result, error, started, parent_id, quest_id, approval_id)
+        if result is None:
+            return text
         output = result.output.strip() or "(no output)"
         return f"exit {result.exit_code}\n{output}"
+
+    async def finish(self, quest_id: str | None) -> str | None:
+        """Wait for the quest's T1 verifications. None: all passed. Otherwise the quest's T1
+        steps were rolled back, and this says which step failed and why."""
+        if self._journal is None:
+            return None
+        return await self._journal.barrier(quest_id)
 
     async def _receipt(
         self,
