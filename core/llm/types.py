@@ -115,3 +115,29 @@ class Provider(Protocol):
     async def complete(self, request: CompletionRequest) -> Completion:
         """Answer one request."""
         ...
+
+
+class ModelRouter(Protocol):
+    """What the agent loop asks of the model layer: one completion for a kind of task.
+
+    The router picks a lane (escalating flagship_fast -> flagship_deep on risk, complexity or a
+    failed fast call), records a RouterDecision receipt (action_type "router_decision",
+    token_count, metadata lane/provider/model/cost_usd) linked by parent_id and quest_id, and
+    raises core.errors.ProviderUnavailable when no provider can answer.
+    """
+
+    def has_flagship(self) -> bool:
+        """Whether a flagship provider (OpenAI, Anthropic or Gemini) is configured."""
+        ...
+
+    async def complete(
+        self,
+        request: CompletionRequest,
+        *,
+        task_type: str,
+        lane: Lane = Lane.FLAGSHIP_FAST,
+        parent_id: str | None = None,
+        quest_id: str | None = None,
+    ) -> Completion:
+        """Answer `request` on `lane` (or a lane it escalates to)."""
+        ...
