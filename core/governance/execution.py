@@ -122,7 +122,11 @@ class Executor:
             duration_ms=(time.perf_counter() - started) * 1000,
             parent_id=parent_id,
             quest_id=quest_id,
-            metadata={"tier": tier, "runner": self._runner.name, "approval_id": approval_id},
+            metadata={
+                "tier": tier,
+                "runner": (result.runner if result else "") or self._runner.name,
+                "approval_id": approval_id,
+            },
         )
         if tier in HIGH_RISK:
             await self._ledger.append_durable(receipt)

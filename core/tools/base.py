@@ -12,12 +12,14 @@ MAX_OUTPUT = 3500
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool run produced: exit code, bounded output, files changed (name -> sha256)."""
+    """What a tool run produced: exit code, bounded output, files changed (name -> sha256),
+    and which runner ran it when a runner chooses between several."""
 
     exit_code: int
     output: str
     truncated: bool = False
     file_changes: dict[str, str | None] = field(default_factory=dict)
+    runner: str = ""
 
 
 def bounded(text: str, limit: int = MAX_OUTPUT) -> tuple[str, bool]:

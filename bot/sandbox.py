@@ -1,0 +1,71 @@
+"""Wires the shell runners: the Docker sandbox (warm pool), SafeREPL while it is down, the host."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from core.config import Settings
+from core.governance.capability import CapabilityTokens
+from core.tools.safe_repl import SafeRepl
+from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits, ShellRunner
+from core.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from bot.app import Lancelot
+
+
+def sandbox_limits(settings: Settings) -> SandboxLimits:
+    """The sandbox's limits from the settings."""
+    conf = settings.sandbox
+    return SandboxLimits(
+        image=conf.image,
+        pool_size=conf.pool_size,
+        timeout_seconds=conf.timeout_seconds,
+        memory_mb=conf.memory_mb,
+        cpus=conf.cpus,
+        pids=conf.pids,
+        tmpfs_mb=conf.tmpfs_mb,
+    )
+
+
+async def wire_shell(
+    app: Lancelot, workspace: Workspace, capabilities: CapabilityTokens
+) -> ShellRunner:
+    """The runner for shell.exec, its sandbox started on `app.stack` and its health registered.
+
+    The pool warms in the background at startup (or at the first command when
+    `sandbox.warm_at_start` is off); a down engine never stops startup.
+    """
+    limits = sandbox_limits(app.settings)
+    sandbox = DockerSandbox(DockerEngine(), workspace, capabilities, limits)
+    await app.stack.enter_async_context(sandbox)
+    if app.settings.sandbox.warm_at_start:
+        sandbox.warm()
+
+    async def check() -> str | None:
+        reason = await sandbox.unavailable()
+        return f"sandbox: {reason}" if reason else None
+
+    app.health.register("sandbox", check)
+    host = HostShell(workspace, capabilities, app.features, limits.timeout_seconds)
+    return ShellRunner(sandbox, SafeRepl(workspace, capabilities), host, capabilities)
+
+
+def build_image(settings: Settings, *, force: bool, mirror: str | None) -> int:
+    """`lancelot sandbox build`: build the image if missing; print what happened; exit code."""
+    from core.errors import ToolFailed
+    from core.tools.sandbox.image import build
+
+    image = settings.sandbox.image
+    print(f"building {image} from Debian packages (a few minutes)...", file=sys.stderr)
+    try:
+        report = build(DockerEngine(), image, mirror=mirror or settings.sandbox.mirror, force=force)
+    except ToolFailed as exc:
+        print(f"lancelot: sandbox build failed: {exc}", file=sys.stderr)
+        return 1
+    if report.skipped:
+        print(f"{image} already exists (use --force to rebuild)")
+    else:
+        print(f"built {image} in {report.seconds:.0f} s")
+    return 0
