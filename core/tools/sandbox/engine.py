@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 from typing import Any
 
@@ -12,6 +13,9 @@ from core.errors import ToolFailed
 log = logging.getLogger(__name__)
 
 BUILD_HINT = "run `lancelot sandbox build`"
+# Docker 20.10's API: everything used here exists in it, and newer engines still accept it.
+# A fixed version also means building the client does not already talk to the engine.
+API_VERSION = "1.41"
 
 
 class SandboxUnavailable(ToolFailed):
@@ -23,6 +27,26 @@ class SandboxUnavailable(ToolFailed):
 
 def _where() -> str:
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def _unreachable() -> SandboxUnavailable:
+    return SandboxUnavailable(
+        f"the sandbox engine is not reachable: no Docker engine answers at {_where()}"
+    )
+
+
+def _probe_socket() -> None:
+    """For a unix socket, check it accepts a connection first: the SDK leaks the socket of a
+    failed connect."""
+    where = _where()
+    if not where.startswith("unix://"):
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2.0)
+        try:
+            probe.connect(where.removeprefix("unix://"))
+        except OSError:
+            raise _unreachable() from None
 
 
 class DockerEngine:
@@ -49,14 +73,14 @@ class DockerEngine:
         import docker
         from docker.errors import DockerException
 
+        _probe_socket()
+        client = docker.from_env(version=API_VERSION, timeout=int(self._timeout))
         try:
-            client = docker.from_env(timeout=int(self._timeout))
             client.ping()
         except (DockerException, OSError) as exc:
+            client.close()
             log.info("docker engine at %s unreachable: %s", _where(), exc)
-            raise SandboxUnavailable(
-                f"the sandbox engine is not reachable: no Docker engine answers at {_where()}"
-            ) from None
+            raise _unreachable() from None
         return client
 
     def reset(self) -> None:
@@ -88,9 +112,7 @@ class DockerEngine:
             ) from None
         except (DockerException, OSError):
             self.reset()
-            raise SandboxUnavailable(
-                f"the sandbox engine is not reachable: no Docker engine answers at {_where()}"
-            ) from None
+            raise _unreachable() from None
 
     def usable(self, image: str) -> str | None:
         """None when commands can run; otherwise the short reason why not."""

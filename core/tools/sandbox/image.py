@@ -54,9 +54,11 @@ def apt_mirror(sources: tuple[Path, ...] = APT_SOURCES) -> str | None:
             continue
         for line in lines:
             words = line.split()
-            if words[:1] == ["URIs:"] and len(words) > 1 and "security" not in words[1]:
+            if "security" in line or not words:
+                continue  # the security archive holds updates only, not a whole suite
+            if words[0] == "URIs:" and len(words) > 1:
                 return words[1]
-            if words[:1] == ["deb"] and len(words) > 2 and "security" not in words[-2]:
+            if words[0] == "deb":
                 uri = next((w for w in words[1:] if "://" in w), None)
                 if uri:
                     return uri

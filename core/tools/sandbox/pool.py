@@ -82,11 +82,14 @@ class WarmPool:
         self._refill()
 
     async def close(self) -> None:
-        """Stop background work and remove every container of this pool."""
+        """Stop refilling, let Docker calls in flight finish, then remove every container.
+
+        Tasks are awaited, not cancelled: a cancelled call would leave its thread creating a
+        container nobody removes.
+        """
         self._closed = True
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         live, self._live, self._idle = list(self._live), set(), []
         await asyncio.gather(*(asyncio.to_thread(self._remove_now, c) for c in live))
 
@@ -118,11 +121,8 @@ class WarmPool:
 
     async def _offer(self, container: str | None) -> None:
         async with self._changed:
-            if container is not None:
-                if self._closed:
-                    self._spawn(asyncio.to_thread(self._remove_now, container))
-                else:
-                    self._idle.append(container)
+            if container is not None and not self._closed:  # if closed, close() removes it
+                self._idle.append(container)
             self._changed.notify_all()
 
     async def _recycle(self, container: str) -> None:
