@@ -55,15 +55,19 @@ async def wire_shell(
 def build_image(settings: Settings, *, force: bool, mirror: str | None) -> int:
     """`lancelot sandbox build`: build the image if missing; print what happened; exit code."""
     from core.errors import ToolFailed
-    from core.tools.sandbox.image import build
+    from core.tools.sandbox.image import build, exists
 
     image = settings.sandbox.image
-    print(f"building {image} from Debian packages (a few minutes)...", file=sys.stderr)
+    engine = DockerEngine()
     try:
-        report = build(DockerEngine(), image, mirror=mirror or settings.sandbox.mirror, force=force)
+        if force or not exists(engine, image):
+            print(f"building {image} from Debian packages (a few minutes)...", file=sys.stderr)
+        report = build(engine, image, mirror=mirror or settings.sandbox.mirror, force=force)
     except ToolFailed as exc:
         print(f"lancelot: sandbox build failed: {exc}", file=sys.stderr)
         return 1
+    finally:
+        engine.close()
     if report.skipped:
         print(f"{image} already exists (use --force to rebuild)")
     else:

@@ -47,12 +47,14 @@ class DockerSandbox:
         self._uid = command_user()
         self.pool = WarmPool(engine, workspace.root, limits, self._uid)
         self._warming: asyncio.Task[None] | None = None
+        self._wanted = False  # warmed or asked to run: from then on, health reports on it
 
     async def __aenter__(self) -> DockerSandbox:
         return self
 
     def warm(self) -> None:
         """Start filling the pool in the background now, rather than at the first command."""
+        self._wanted = True
         if self._warming is None:
             self._warming = asyncio.create_task(self._warm(), name="sandbox-warm")
 
@@ -76,7 +78,10 @@ class DockerSandbox:
             log.info("sandbox pool not warmed: %s", exc)
 
     async def unavailable(self) -> str | None:
-        """None if commands can run in the sandbox now, else the short reason (for health)."""
+        """For health: None if commands can run in the sandbox now (or nothing wanted it yet),
+        else the short reason."""
+        if not self._wanted:
+            return None
         return await asyncio.to_thread(self._engine.usable, self.limits.image)
 
     async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
@@ -86,6 +91,7 @@ class DockerSandbox:
         ToolFailed means the engine went away while it ran.
         """
         self._capabilities.check(capability, action.digest)
+        self._wanted = True
         command = action.command or ""
         self._prepare_workspace()
         for attempt in range(2):

@@ -22,6 +22,14 @@ from core.tools.sandbox.limits import (
 log = logging.getLogger(__name__)
 
 ACQUIRE_TIMEOUT = 60.0
+IDLE_PIDS = 2  # docker-init and the idle `sleep`: a container with more has leftovers
+# Where the engine may keep a container's pids cgroup (v1 or v2, cgroupfs or systemd driver).
+PIDS_FILES = (
+    "/sys/fs/cgroup/pids/docker/{id}/pids.current",
+    "/sys/fs/cgroup/pids/system.slice/docker-{id}.scope/pids.current",
+    "/sys/fs/cgroup/system.slice/docker-{id}.scope/pids.current",
+    "/sys/fs/cgroup/docker/{id}/pids.current",
+)
 # Run as the command user after every command: ends whatever it left running. It cannot touch
 # the idle process (another uid) nor init, so the container stays up.
 CLEANUP = ["/bin/sh", "-c", "kill -9 -1"]
@@ -165,6 +173,8 @@ class WarmPool:
         return container
 
     def _clean_now(self, container: str) -> None:
+        if _process_count(container) == IDLE_PIDS:
+            return  # nothing left behind: spare the engine an exec (it slows the next command)
         api = self._engine.api
         run = api.exec_create(container, CLEANUP, user=f"{self._uid}:{self._uid}")
         api.exec_start(run["Id"])
@@ -188,3 +198,14 @@ class WarmPool:
         for entry in stale:
             log.info("removing stale sandbox container %s", entry["Id"][:12])
             self._remove_now(entry["Id"])
+
+
+def _process_count(container: str) -> int | None:
+    """How many processes the container holds, read from its cgroup on this host (None when
+    the cgroup is not visible here, e.g. when Lancelot itself runs in a container)."""
+    for pattern in PIDS_FILES:
+        try:
+            return int(Path(pattern.format(id=container)).read_text())
+        except (OSError, ValueError):
+            continue
+    return None

@@ -29,7 +29,7 @@ async def test_every_launched_container_is_hardened(
         assert host["CapDrop"] == ["ALL"]
         assert any(opt.startswith("no-new-privileges") for opt in host["SecurityOpt"])
         user = info["Config"]["User"].split(":")[0]
-        assert user and int(user) != 0
+        assert int(user or "0") != 0
         assert host["PidsLimit"] == limits.pids
         assert host["Memory"] == limits.memory_mb * 1024 * 1024
         assert host["NanoCpus"] == int(limits.cpus * 1e9)
