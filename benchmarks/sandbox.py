@@ -63,7 +63,6 @@ async def warm_runs(home: Path, runs: int) -> list[float]:
             elapsed, body = await one_run(app, phone, "/run echo hi")
             assert "exit 0\nhi" in body, body
             timings.append(elapsed)
-            await asyncio.sleep(0.05)  # an owner types slower than this; the pool refills
         return timings
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from types import TracebackType
 from typing import Any
 
@@ -115,8 +116,6 @@ class DockerSandbox:
 
     def _prepare_workspace(self) -> None:
         """Let the command user write the workspace root when Lancelot runs as root."""
-        import os
-
         if os.getuid() == 0 and self._ws.root.stat().st_uid != self._uid:
             os.chown(self._ws.root, self._uid, self._uid)
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MOUNT = "/workspace"
+from core.tools.workspace import MOUNT as WORKSPACE_MOUNT
+
+MOUNT = str(WORKSPACE_MOUNT)  # where the workspace appears inside the sandbox
 LABEL = "lancelot.sandbox"  # every container we start carries it, so stale ones can be found
 OWNER_LABEL = "lancelot.sandbox.owner"  # which data directory started it (engines are shared)
 FALLBACK_UID = 10001  # the command user when Lancelot itself runs as root

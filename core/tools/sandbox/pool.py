@@ -11,6 +11,7 @@ from typing import Any
 from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.limits import (
     LABEL,
+    MOUNT,
     OWNER_LABEL,
     SandboxLimits,
     container_labels,
@@ -46,6 +47,7 @@ class WarmPool:
         self._limits = limits
         self._uid = command_uid
         self._idle: list[str] = []
+        self._busy: set[str] = set()
         self._live: set[str] = set()
         self._creating = 0
         self._cleaning = 0
@@ -53,38 +55,49 @@ class WarmPool:
         self._changed = asyncio.Condition()
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = False
+        self._start_lock = asyncio.Lock()
         self._closed = False
         self.launched: list[str] = []  # every container id this pool created (tests inspect them)
 
     async def start(self) -> None:
         """Remove containers a crashed run left behind, then fill the pool in the background."""
-        if self._started:
-            return
-        self._started = True
-        await asyncio.to_thread(self._remove_stale)
+        async with self._start_lock:  # the stale sweep must not meet our own new containers
+            if self._started:
+                return
+            await asyncio.to_thread(self._remove_stale)
+            self._started = True
         self._refill()
 
     async def acquire(self) -> str:
         """An idle container's id; SandboxUnavailable if none can be made."""
         await self.start()
-        async with asyncio.timeout(ACQUIRE_TIMEOUT), self._changed:
-            while not self._idle:
-                if self._error is not None and self._creating == 0:
-                    error, self._error = self._error, None
-                    raise error
-                self._refill()
-                await self._changed.wait()
-            container = self._idle.pop()
-        self._refill()
+        try:
+            async with asyncio.timeout(ACQUIRE_TIMEOUT), self._changed:
+                while not self._idle:
+                    if self._error is not None and self._creating == 0:
+                        error, self._error = self._error, None
+                        raise error
+                    self._refill()
+                    if self._creating == 0 and self._cleaning == 0:
+                        self._add()  # every container is busy: one more, trimmed later
+                    await self._changed.wait()
+                container = self._idle.pop()
+        except TimeoutError:
+            raise SandboxUnavailable(
+                f"no sandbox container became ready within {ACQUIRE_TIMEOUT:g} s"
+            ) from None
+        self._busy.add(container)
         return container
 
     def release(self, container: str) -> None:
         """Give a used container back: cleaned in the background, then idle again."""
+        self._busy.discard(container)
         self._cleaning += 1
         self._spawn(self._recycle(container))
 
     def discard(self, container: str) -> None:
         """Remove a container that timed out or failed; a fresh one replaces it."""
+        self._busy.discard(container)
         self._live.discard(container)
         self._spawn(self._remove(container))
         self._refill()
@@ -106,12 +119,18 @@ class WarmPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _size(self) -> int:
+        return len(self._idle) + len(self._busy) + self._creating + self._cleaning
+
     def _refill(self) -> None:
         if self._closed or not self._started:
             return
-        while len(self._idle) + self._creating + self._cleaning < self._limits.pool_size:
-            self._creating += 1
-            self._spawn(self._create())
+        while self._size() < self._limits.pool_size:
+            self._add()
+
+    def _add(self) -> None:
+        self._creating += 1
+        self._spawn(self._create())
 
     async def _create(self) -> None:
         container: str | None = None
@@ -142,6 +161,10 @@ class WarmPool:
             self.discard(container)
             return
         self._cleaning -= 1
+        if self._size() >= self._limits.pool_size:  # a burst's extra container: not kept
+            self._live.discard(container)
+            await self._remove(container)
+            return
         await self._offer(container)
 
     async def _remove(self, container: str) -> None:
@@ -157,7 +180,7 @@ class WarmPool:
             self._limits.image,
             command=["sleep", "infinity"],
             user=f"{keeper}:{keeper}",
-            working_dir="/workspace",
+            working_dir=MOUNT,
             labels=container_labels(self._workspace),
             host_config=api.create_host_config(**host_config(self._limits, self._workspace)),
             network_disabled=True,
