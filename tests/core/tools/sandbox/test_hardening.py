@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from core.governance.capability import CapabilityTokens
 from core.tools.base import MAX_OUTPUT
@@ -14,30 +15,41 @@ from tests.core.tools.sandbox.support import inspect, run
 async def test_every_launched_container_is_hardened(
     sandbox: DockerSandbox, capabilities: CapabilityTokens, workspace: Workspace
 ) -> None:
+    inspected: dict[str, dict[str, Any]] = {}
+
+    async def inspect_new() -> None:
+        for container in sandbox.pool.launched:
+            if container not in inspected:
+                info = await inspect(container)
+                assert info is not None
+                inspected[container] = info
+
     await run(sandbox, capabilities, "true")
+    await inspect_new()
     await run(sandbox, capabilities, "sleep 30")  # times out: its container is replaced
     await run(sandbox, capabilities, "true")
-    limits = sandbox.limits
-    assert len(sandbox.pool.launched) >= 3
-    for container in sandbox.pool.launched:
-        info = await inspect(container)
-        if info is None:  # the timed-out one, already removed
-            continue
-        host = info["HostConfig"]
-        assert host["NetworkMode"] == "none"
-        assert host["ReadonlyRootfs"] is True
-        assert host["CapDrop"] == ["ALL"]
-        assert any(opt.startswith("no-new-privileges") for opt in host["SecurityOpt"])
-        user = info["Config"]["User"].split(":")[0]
-        assert int(user or "0") != 0
-        assert host["PidsLimit"] == limits.pids
-        assert host["Memory"] == limits.memory_mb * 1024 * 1024
-        assert host["NanoCpus"] == int(limits.cpus * 1e9)
-        assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "nproc", "fsize"}
-        assert "/tmp" in host["Tmpfs"]
-        mounts = [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]]
-        assert mounts == [("bind", str(workspace.root), "/workspace", True)]
-        assert info["Config"]["WorkingDir"] == "/workspace"
+    await inspect_new()
+    assert len(inspected) == len(sandbox.pool.launched) >= sandbox.limits.pool_size + 1
+    for info in inspected.values():
+        assert_hardened(info, sandbox.limits, workspace)
+
+
+def assert_hardened(info: dict[str, Any], limits: SandboxLimits, workspace: Workspace) -> None:
+    host = info["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"]
+    assert any(opt.startswith("no-new-privileges") for opt in host["SecurityOpt"])
+    user = info["Config"]["User"].split(":")[0]
+    assert int(user or "0") != 0
+    assert host["PidsLimit"] == limits.pids
+    assert host["Memory"] == limits.memory_mb * 1024 * 1024
+    assert host["NanoCpus"] == int(limits.cpus * 1e9)
+    assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "nproc", "fsize"}
+    assert "/tmp" in host["Tmpfs"]
+    mounts = [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]]
+    assert mounts == [("bind", str(workspace.root), "/workspace", True)]
+    assert info["Config"]["WorkingDir"] == "/workspace"
 
 
 async def test_no_network_inside(sandbox: DockerSandbox, capabilities: CapabilityTokens) -> None:
