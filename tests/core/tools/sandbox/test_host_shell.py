@@ -12,7 +12,8 @@ from core.errors import PolicyDenied
 from core.features import FeatureFlags
 from core.governance.action import ToolAction
 from core.governance.capability import CapabilityTokens
-from core.tools.sandbox import HostShell
+from core.tools.safe_repl import SafeRepl
+from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits, ShellRunner
 from core.tools.workspace import Workspace
 from tests.core.tools.sandbox.support import run
 
@@ -74,3 +75,22 @@ async def test_a_forged_token_runs_nothing(
     with pytest.raises(PolicyDenied):
         await shell.run(action, CapabilityTokens(b"other").issue(action.digest))
     assert not (workspace.root / "ran").exists()
+
+
+@pytest.mark.parametrize("flag", ["true", "false"])
+async def test_the_shell_runner_sends_host_actions_only_to_the_host(
+    workspace: Workspace, capabilities: CapabilityTokens, flag: str
+) -> None:
+    shell = host(workspace, capabilities, flag)
+    sandbox = DockerSandbox(DockerEngine(), workspace, capabilities, SandboxLimits())
+    runner = ShellRunner(sandbox, SafeRepl(workspace, capabilities), shell, capabilities)
+    action = ToolAction("shell.exec", "touch ran", {"host": True})
+    token = capabilities.issue(action.digest)
+    if flag == "false":
+        with pytest.raises(PolicyDenied):
+            await runner.run(action, token)
+        assert not (workspace.root / "ran").exists()
+    else:
+        assert (await runner.run(action, token)).runner == "host"
+        assert (workspace.root / "ran").exists()
+    assert sandbox.pool.launched == []  # the sandbox was never asked
