@@ -130,3 +130,19 @@ async def test_a_blocked_chat_fails_at_once_with_a_receipt(
     assert sends(tg) == [403]
     assert receipt.status == "failure"
     assert "blocked" in (receipt.error_message or "")
+
+
+async def test_an_edit_that_changes_nothing_counts_as_delivered(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with running(tg, settings_for(tg, tmp_path)) as lancelot:
+        original = card("Approved by owner", "rm build.log")
+        ref = await lancelot.app.bus.send("telegram", str(OWNER), original)
+        await lancelot.app.outbox.edit(ref, replace(original))  # the very same content
+        failures = await lancelot.receipts("delivery")
+
+    edits = [c.status for c in tg.calls if c.method == "editMessageText"]
+    assert edits == [400]  # Telegram said "message is not modified"...
+    assert failures == []  # ...and that is success, not a failed delivery
+    [message] = tg.sent
+    assert (message["plain_text"], message["edits"]) == ("Approved by owner\n\nrm build.log", 0)
