@@ -130,7 +130,7 @@ class SkillProposals:
     ) -> Card:
         card_id = f"skill-proposal-{proposal_id}"
         extra = frozenset(manifest.permissions) - MARKETPLACE_BASE
-        choices = [("Install and enable", "enable", True), ("Install disabled", "install", True)]
+        choices = [("Install and enable", "enable", False), ("Install disabled", "install", False)]
         if ownership is Ownership.MARKETPLACE and extra:
             names = ", ".join(sorted(extra))
             choices = [
@@ -181,7 +181,8 @@ class SkillProposals:
             note = "Refused: the skill changed after it was proposed."
             return await self._close(proposal_id, name, folder, "REFUSED", ctx, note)
         manifest = await asyncio.to_thread(load_manifest, folder)
-        grant = frozenset(manifest.permissions) if ctx.payload.get("grant") else frozenset()
+        extra = frozenset(manifest.permissions) - MARKETPLACE_BASE
+        grant = extra if ctx.payload.get("grant") else frozenset()
         try:
             await self._registry.install(
                 folder,
