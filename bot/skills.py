@@ -38,7 +38,9 @@ async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
     registry = SkillRegistry(app.state, app.ledger, app.home / "skills")
     await registry.setup()
     shipped = shipped_skills_dir()
-    if shipped is not None:
+    if shipped is None:
+        log.warning("skills: the shipped skills package was not found; none registered")
+    else:
         for problem in await sync_system_skills(registry, shipped):
             log.warning("skills: %s", problem)
     governance = Governance(

@@ -30,6 +30,10 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# libyaml's safe loader when present: ten times faster, and manifests are read on every run.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class ManifestError(PermanentError):
     """A skill.yaml is missing, unreadable or invalid; nothing of the skill was imported."""
 
@@ -97,7 +101,7 @@ class SkillManifest(_Model):
 def parse_manifest(text: str, origin: str = MANIFEST) -> SkillManifest:
     """Validate manifest text; raise ManifestError naming the first problem."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise ManifestError(f"{origin}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(data, dict):

@@ -44,6 +44,19 @@ CREATE TABLE IF NOT EXISTS skill_proposals (
 """
 
 
+def _choices(extra: frozenset[Permission]) -> list[tuple[str, str, bool]]:
+    """The card's buttons: (label, choice, grant the extra permissions)."""
+    if extra:
+        names = ", ".join(sorted(extra))
+        install = [
+            (f"Install, grant {names}", "enable", True),
+            ("Install without them", "enable", False),
+        ]
+    else:
+        install = [("Install and enable", "enable", False), ("Install disabled", "install", False)]
+    return [*install, ("Deny", "deny", False)]
+
+
 class SkillProposals:
     """Stages a skill, asks the owner with a card, installs on Install."""
 
@@ -130,24 +143,16 @@ class SkillProposals:
     ) -> Card:
         card_id = f"skill-proposal-{proposal_id}"
         extra = frozenset(manifest.permissions) - MARKETPLACE_BASE
-        choices = [("Install and enable", "enable", False), ("Install disabled", "install", False)]
-        if ownership is Ownership.MARKETPLACE and extra:
-            names = ", ".join(sorted(extra))
-            choices = [
-                (f"Install, grant {names}", "enable", True),
-                ("Install without them", "enable", False),
-            ]
+        limited = ownership is Ownership.MARKETPLACE and bool(extra)
         buttons = []
-        for label, choice, grant in (*choices, ("Deny", "deny", False)):
+        for label, choice, grant in _choices(extra if limited else frozenset()):
             payload = {"id": proposal_id, "choice": choice, "grant": grant}
             token = await self._tokens.issue(DECIDE, payload, card_id, ttl=CARD_TTL)
             buttons.append(Button(label, token))
-        body = (
-            f"{manifest.description}\n\nNothing of it has been imported or run."
-            if ownership is not Ownership.MARKETPLACE or not extra
-            else f"{manifest.description}\n\nA marketplace skill gets only "
-            f"{', '.join(sorted(MARKETPLACE_BASE))} unless you grant more."
-        )
+        body = f"{manifest.description}\n\nNothing of it has been imported or run."
+        if limited:
+            base = ", ".join(sorted(MARKETPLACE_BASE))
+            body += f" A marketplace skill gets only {base} unless you grant more."
         return Card(
             CardKind.APPROVAL,
             f"Install the skill {manifest.name} {manifest.version}?",

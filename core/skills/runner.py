@@ -9,6 +9,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from core.errors import PermanentError
@@ -80,12 +81,11 @@ class SkillRunner:
         ctx: GovernedContext | None = None
         try:
             record, manifest = await self._admit(name, scheduled)
-            inputs = validate_inputs(manifest, args)
             ctx = GovernedContext(
                 self._governance,
                 manifest,
                 record.permissions(manifest),
-                inputs,
+                validate_inputs(manifest, args),
                 record.config,
                 run_id,
                 quest_id or parent_id,
@@ -95,14 +95,10 @@ class SkillRunner:
             status, message = await self._call(record, manifest, ctx)
         except PermanentError as exc:  # Refused, a bad manifest or bad inputs
             status, message = RunStatus.REFUSED, str(exc)
-        run = SkillRun(
-            name,
-            status,
-            message,
-            dict(ctx.outputs) if ctx else {},
-            run_id,
-            tuple(a.text for a in ctx.actions) if ctx else (),
+        outputs, actions = (
+            (dict(ctx.outputs), tuple(a.text for a in ctx.actions)) if ctx else ({}, ())
         )
+        run = SkillRun(name, status, message, outputs, run_id, actions)
         self._receipt(run, args, started, parent_id, quest_id or parent_id)
         return run
 
@@ -112,12 +108,11 @@ class SkillRunner:
             raise Refused(f"no skill named {name!r} is installed")
         if not record.enabled:
             raise Refused(f"{name} is disabled; enable it with /skills")
-        manifest = await asyncio.to_thread(load_manifest, record.path)
-        if scheduled and not manifest.scheduling.eligible:
-            raise Refused(f"{name} may not run on a schedule (its manifest says so)")
-        digest = await asyncio.to_thread(folder_digest, record.path)
+        manifest, digest = await asyncio.to_thread(_inspect, record.path)
         if digest != record.digest:
             raise Refused(f"{name} changed on disk since it was installed; reinstall it")
+        if scheduled and not manifest.scheduling.eligible:
+            raise Refused(f"{name} may not run on a schedule (its manifest says so)")
         return record, manifest
 
     async def _call(
@@ -171,3 +166,8 @@ class SkillRunner:
                 id=run.receipt_id,
             )
         )
+
+
+def _inspect(folder: Path) -> tuple[SkillManifest, str]:
+    """The validated manifest (first: an invalid one stops here) and the content hash."""
+    return load_manifest(folder), folder_digest(folder)
