@@ -140,3 +140,8 @@ async def test_feature_switch_off_removes_skills(settings: Settings) -> None:
         card = await say(app, phone, "/skills")
         assert card.title == "Unknown command"
         assert not (app.home / "skills").exists()
+
+
+async def test_help_offers_skills(app: Lancelot, phone: MemoryChannel) -> None:
+    card = await say(app, phone, "/help")
+    assert "/skills" in card.body
