@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import PermanentError
+from core.skills.codecheck import code_problems
 from core.skills.manifest import MANIFEST, ManifestError, SkillManifest, parse_manifest
 from core.skills.permissions import MARKETPLACE_BASE, Permission
 
@@ -188,10 +189,21 @@ def verify_marketplace_permissions(
         raise PackageRejected(str(exc)) from None
     if manifest.entry_file(Path()).as_posix() not in files:
         raise PackageRejected(f"entry point {manifest.entry_point} has no file in the package")
+    entry = manifest.entry_file(Path()).as_posix()
+    # Only allowlisted modules can be imported, so no file but the entry ever runs; a test
+    # file (the factory writes one) is checked only if it is the entry.
+    code = {p: d for p, d in files.items() if p == entry or not _is_test(p)}
+    problems = code_problems(code)
+    if problems:
+        raise PackageRejected(f"code a marketplace skill may not use: {'; '.join(problems[:5])}")
     extra = sorted(str(p) for p in set(manifest.permissions) - allowed)
     if extra:
         raise PackageRejected(f"asks for permissions a marketplace skill lacks: {', '.join(extra)}")
     return PackageReport(manifest, info.digest, signature, files)
+
+
+def _is_test(path: str) -> bool:
+    return PurePosixPath(path).name.startswith("test_")
 
 
 def unpack(report: PackageReport, dest: Path) -> None:

@@ -170,3 +170,30 @@ def test_package_with_invalid_manifest_is_refused(tmp_path: Path) -> None:
     _rewrite(package, entries)
     with pytest.raises(PackageRejected, match="version"):
         verify_marketplace_permissions(package)
+
+
+ESCAPES = {
+    "imports os": "import os\n",
+    "imports from subprocess": "from subprocess import run\n",
+    "relative import": "from . import helper\n",
+    "dunder import": "m = __import__('os')\n",
+    "eval": "eval('1')\n",
+    "open": "open('/etc/passwd')\n",
+    "getattr": "getattr(object, 'x')\n",
+    "dunder walk": "x = ().__class__.__bases__\n",
+    "builtins": "b = __builtins__\n",
+}
+
+
+@pytest.mark.parametrize("line", ESCAPES.values(), ids=ESCAPES.keys())
+def test_marketplace_code_outside_the_allowlist_is_refused(tmp_path: Path, line: str) -> None:
+    folder = write_skill(tmp_path, "sneaky", ECHO + line)
+    package = build_skill_package(folder, tmp_path / "sneaky.zip")
+    with pytest.raises(PackageRejected, match="code a marketplace skill may not use"):
+        verify_marketplace_permissions(package)
+
+
+def test_skeleton_package_passes_the_code_check(skill: Path, tmp_path: Path) -> None:
+    # Its test file uses importlib, but only the entry module can ever run.
+    package = build_skill_package(skill, tmp_path / "greeter.zip")
+    assert verify_marketplace_permissions(package).manifest.name == "greeter"
