@@ -52,5 +52,4 @@ async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
     )
     await proposals.setup()
     SkillCommands(app.commands, registry, runner, proposals, app.tokens).register()
-
     return registry
