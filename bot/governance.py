@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,16 @@ from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
 if TYPE_CHECKING:
     from bot.app import Lancelot
+
+
+@dataclass(frozen=True, slots=True)
+class GovernanceKit:
+    """The governance parts other subsystems (skills) act through."""
+
+    policy: PolicyEngine
+    executor: Executor
+    approvals: ApprovalService
+    keeper: SoulKeeper
 
 
 def load_soul(home: Path) -> SoulKeeper:
@@ -87,4 +98,5 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
+    app.governance = GovernanceKit(policy, executor, approvals, keeper)
     return approvals
