@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.tools import build_tool_router
 from core.commands import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
@@ -16,7 +17,6 @@ from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
-from core.tools.safe_repl import SafeRepl
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
@@ -66,7 +66,9 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     policy = PolicyEngine(keeper, capabilities, crusader.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
-    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger, journal)
+    router = build_tool_router(app.settings, app.features, workspace, capabilities)
+    app.health.register("tools", router.health)
+    executor = Executor(policy, router, app.ledger, journal)
     store = ApprovalStore(app.state)
     await store.setup()
     approvals = ApprovalService(
