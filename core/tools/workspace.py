@@ -97,8 +97,10 @@ class Workspace:
             raise
 
     def display(self, path: Path) -> str:
-        """The /workspace/... name of a real path."""
-        inside = path.resolve().relative_to(self.root).as_posix()
+        """The /workspace/... name of a path under the root (as named, links not followed)."""
+        if ".." in path.parts or not (path.is_absolute() and path.is_relative_to(self.root)):
+            path = path.resolve()
+        inside = path.relative_to(self.root).as_posix()
         return str(MOUNT / inside) if inside != "." else str(MOUNT)
 
     @staticmethod
