@@ -89,4 +89,7 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
+    app.status_fields["Tools"] = lambda: (
+        "safe mode (local only)" if router.in_safe_mode() else "all"
+    )
     return approvals

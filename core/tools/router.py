@@ -74,6 +74,10 @@ class ToolRouter:
             raise ValueError(f"a provider named {runner.name!r} is already registered")
         self._routes.append(Route(runner, caps, priority, health, local, len(self._routes)))
 
+    def in_safe_mode(self) -> bool:
+        """Whether only local sandbox providers may run right now."""
+        return self._safe_mode()
+
     def capabilities(self) -> frozenset[str]:
         """Every capability some provider serves."""
         return frozenset(c for r in self._routes for c in r.capabilities)
@@ -89,7 +93,7 @@ class ToolRouter:
         if not routes:
             known = ", ".join(sorted(self.capabilities())) or "none"
             raise ToolFailed(f"no tool serves {action.capability!r} (known: {known})")
-        if self._safe_mode():
+        if self.in_safe_mode():
             routes = [r for r in routes if r.local]
             if not routes:
                 raise PolicyDenied(

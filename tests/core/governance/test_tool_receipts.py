@@ -184,6 +184,17 @@ async def test_run_from_chat_leaves_a_receipt_with_provider_and_policy(app: Lanc
     assert meta["policy"]["rules"] == ["shell-read-only"]
 
 
+async def test_status_tells_the_owner_when_safe_mode_is_on(tmp_path: Path) -> None:
+    environ = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_TOOLS_SAFE_MODE": "true"}
+    async with assemble(load_settings(environ=environ), web=False) as lancelot:
+        phone = MemoryChannel()
+        await lancelot.attach(phone)
+        card = await say(lancelot, phone, "/status")
+        assert ("Tools", "safe mode (local only)") in card.fields
+        listing = await say(lancelot, phone, "/run ls")  # SafeREPL is local: still runs
+        assert listing.body.startswith("$ ls\nexit 0")
+
+
 async def ask_owner(app: Lancelot, phone: MemoryChannel, action: ToolAction) -> Any:
     """What the agent does for a risky step: decide, and request the owner's approval."""
     policy = PolicyEngine(load_soul(app.home), CapabilityTokens(b"unused"))
