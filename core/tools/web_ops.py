@@ -3,11 +3,15 @@ hosts; every redirect is checked against the allowlist again; responses are boun
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
 import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from core.errors import PolicyDenied, ToolFailed
@@ -21,6 +25,31 @@ METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
+
+
+class PublicOnlyResolver(AbstractResolver):
+    """Resolves host names to public addresses only, at connect time: an allowlisted name
+    that points at this machine or the LAN (DNS rebinding) reaches nothing. IP literals do
+    not come here, so an owner who means a LAN service allowlists its address."""
+
+    def __init__(self) -> None:
+        self._inner = ThreadedResolver()
+        self.refused: str | None = None
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        """The public addresses of `host`; OSError (and `refused` set) when it has none."""
+        found = await self._inner.resolve(host, port, family)
+        public = [r for r in found if ipaddress.ip_address(r["host"]).is_global]
+        if not public:
+            self.refused = f"{host} resolves only to private or local addresses"
+            raise OSError(self.refused)
+        return public
+
+    async def close(self) -> None:
+        """Release the inner resolver."""
+        await self._inner.close()
 
 
 def host_allowed(host: str, allowlist: Sequence[str]) -> bool:
@@ -91,22 +120,43 @@ class WebOps:
     async def _send(self, method: str, url: URL, headers: dict[str, Any], body: Any) -> ToolResult:
         timeout = aiohttp.ClientTimeout(total=self._timeout)
         data = body.encode() if isinstance(body, str) else None
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            for _ in range(MAX_REDIRECTS + 1):
-                async with session.request(
-                    method,
-                    url,
-                    headers={str(k): str(v) for k, v in headers.items()},
-                    data=data,
-                    allow_redirects=False,
-                ) as response:
-                    location = response.headers.get("Location")
-                    # Only safe methods follow: an approved POST goes where the card said.
-                    if response.status in REDIRECTS and location and method in SAFE_METHODS:
-                        url = self._checked(response.url.join(URL(location)))
-                        continue
-                    payload = await response.content.read(self._max_bytes + 1)
-                    return self._result(response, payload)
+        resolver = PublicOnlyResolver()
+        connector = aiohttp.TCPConnector(resolver=resolver)
+        try:
+            async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+                return await self._follow(session, method, url, headers, data)
+        except aiohttp.ClientError:
+            if resolver.refused is not None:
+                raise PolicyDenied(
+                    "network-private-address",
+                    ("Allowlist the service's IP address if it is meant to be reached.",),
+                    message=resolver.refused,
+                ) from None
+            raise
+
+    async def _follow(
+        self,
+        session: aiohttp.ClientSession,
+        method: str,
+        url: URL,
+        headers: dict[str, Any],
+        data: bytes | None,
+    ) -> ToolResult:
+        for _ in range(MAX_REDIRECTS + 1):
+            async with session.request(
+                method,
+                url,
+                headers={str(k): str(v) for k, v in headers.items()},
+                data=data,
+                allow_redirects=False,
+            ) as response:
+                location = response.headers.get("Location")
+                # Only safe methods follow: an approved POST goes where the card said.
+                if response.status in REDIRECTS and location and method in SAFE_METHODS:
+                    url = self._checked(response.url.join(URL(location)))
+                    continue
+                payload = await response.content.read(self._max_bytes + 1)
+                return self._result(response, payload)
         raise ToolFailed(f"more than {MAX_REDIRECTS} redirects")
 
     def _result(self, response: aiohttp.ClientResponse, payload: bytes) -> ToolResult:

@@ -79,6 +79,16 @@ async def test_redirects_are_checked_against_the_allowlist(
     assert [h.path for h in site.hits] == ["/redirect-in", "/hello", "/redirect-out"]
 
 
+async def test_an_allowlisted_name_pointing_at_this_machine_reaches_nothing(
+    tokens: CapabilityTokens, site: FakeSite
+) -> None:
+    # DNS rebinding: the name is allowed, the address it resolves to (loopback) is not.
+    ops = web(tokens, allowlist=["localhost"])
+    with pytest.raises(PolicyDenied, match="localhost resolves only to private or local"):
+        await send(ops, tokens, request("GET", f"http://localhost:{site.port}/hello"))
+    assert site.hits == []
+
+
 async def test_post_is_t3_and_runs_only_with_the_owners_approval(
     tokens: CapabilityTokens, policy: PolicyEngine, site: FakeSite
 ) -> None:
