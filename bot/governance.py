@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.tools import build_tool_router
 from core.commands import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
@@ -17,7 +18,7 @@ from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
-from core.tools.safe_repl import SafeRepl
+from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
@@ -33,6 +34,7 @@ class GovernanceKit:
     executor: Executor
     approvals: ApprovalService
     keeper: SoulKeeper
+    tools: ToolRouter
 
 
 def load_soul(home: Path) -> SoulKeeper:
@@ -77,7 +79,9 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     policy = PolicyEngine(keeper, capabilities, crusader.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
-    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger, journal)
+    router = build_tool_router(app.settings, app.features, workspace, capabilities)
+    app.health.register("tools", router.health)
+    executor = Executor(policy, router, app.ledger, journal)
     store = ApprovalStore(app.state)
     await store.setup()
     approvals = ApprovalService(
@@ -98,5 +102,8 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
-    app.governance = GovernanceKit(policy, executor, approvals, keeper)
+    app.governance = GovernanceKit(policy, executor, approvals, keeper, router)
+    app.status_fields["Tools"] = lambda: (
+        "safe mode (local only)" if router.in_safe_mode() else "all"
+    )
     return approvals

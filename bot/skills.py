@@ -20,10 +20,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Capabilities a tool provider handles today (SafeREPL runs shell.exec). The tool fabric
-# widens this as its providers land; the rest come back to a skill as UNAVAILABLE.
-PROVIDED_CAPABILITIES = frozenset({"shell.exec"})
-
 
 def shipped_skills_dir() -> Path | None:
     """Where the skills/ package is installed (without importing any skill)."""
@@ -44,7 +40,11 @@ async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
         for problem in await sync_system_skills(registry, shipped):
             log.warning("skills: %s", problem)
     governance = Governance(
-        kit.policy, kit.executor, kit.approvals, app.ledger, PROVIDED_CAPABILITIES.__contains__
+        kit.policy,
+        kit.executor,
+        kit.approvals,
+        app.ledger,
+        lambda capability: capability in kit.tools.capabilities(),
     )
     runner = SkillRunner(registry, governance)
     proposals = SkillProposals(

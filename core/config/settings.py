@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -74,6 +75,28 @@ class SandboxSettings(Section):
     image: str = "lancelot-sandbox:latest"
 
 
+class ToolsSettings(Section):
+    """The tool fabric: safe mode, network allowlist, deploy command, git identity."""
+
+    safe_mode: bool = False  # only local sandbox tools (also FEATURE_SAFE_MODE)
+    network_allowlist: tuple[str, ...] = ()  # hosts; "*.example.org" for subdomains
+    network_timeout_seconds: float = Field(default=20.0, gt=0)
+    max_response_bytes: int = Field(default=1 << 20, ge=1024)
+    deploy_command: tuple[str, ...] = ()  # an argument list, run in the workspace
+    deploy_timeout_seconds: float = Field(default=600.0, gt=0)
+    git_author: tuple[str, str] = ("Lancelot", "lancelot@localhost")
+
+    @field_validator("network_allowlist", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+    @field_validator("deploy_command", mode="before")
+    @classmethod
+    def _split_command(cls, value: object) -> object:
+        return tuple(shlex.split(value)) if isinstance(value, str) else value
+
+
 class LimitSettings(Section):
     """Input limits applied to every inbound message."""
 
@@ -99,6 +122,7 @@ class Settings(Section):
     gchat: GChatSettings = GChatSettings()
     llm: LLMSettings = LLMSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    tools: ToolsSettings = ToolsSettings()
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
 

@@ -213,6 +213,13 @@ class ApprovalService:
             parent_id=parent_id,
             quest_id=approval.quest_id,
             approval_id=approval.id,
+            policy={
+                "verdict": "needs_approval",
+                "tier": approval.tier,
+                "reason": approval.reason,
+                "approved_by": approval.decided_by,
+                "approved_via": approval.decided_via,
+            },
         )
         await self._store.move(
             approval_id,

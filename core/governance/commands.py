@@ -81,6 +81,7 @@ class GovernanceCommands:
             capability=decision.capability,
             parent_id=ctx.receipt_id,
             quest_id=ctx.receipt_id,
+            policy=decision.snapshot(),
         )
         rolled_back = await self.executor.finish(ctx.receipt_id)
         if rolled_back is not None:

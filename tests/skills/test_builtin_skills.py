@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 from bot.app import Lancelot
 from core.events import CardKind
@@ -32,22 +33,46 @@ async def test_command_runner_refuses_denylisted_and_asks_for_destructive(
     assert not (app.home / "workspace" / "old").exists()
 
 
-async def test_repo_writer_says_plainly_that_no_file_tool_is_there_yet(
+async def test_repo_writer_writes_then_says_plainly_when_it_cannot_commit(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
     card = await say(
         app, phone, '/skills run repo_writer {"path": "a.txt", "content": "x", "message": "add"}'
     )
     assert card.title == "Skill repo_writer: failed"
-    assert "a.txt was not written: No tool provider handles file.write yet" in card.body
+    assert "a.txt was written but not committed" in card.body
+    assert "not a git repository" in card.body
+    assert outputs_of(card.body)["written"] is True
     assert outputs_of(card.body)["committed"] is False
-    assert not (app.home / "workspace" / "a.txt").exists()
+    assert (app.home / "workspace" / "a.txt").read_text() == "x"
 
 
-async def test_network_client_without_a_web_tool(app: Lancelot, phone: MemoryChannel) -> None:
+async def test_repo_writer_writes_and_commits_in_a_repository(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    workspace = app.home / "workspace"
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    card = await say(
+        app,
+        phone,
+        '/skills run repo_writer {"path": "notes.md", "content": "hello", "message": "Add notes"}',
+    )
+    log = subprocess.run(
+        ["git", "-C", str(workspace), "log", "--format=%s", "--name-only"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert outputs_of(card.body)["committed"] is True, card.body
+    assert log.stdout.split() == ["Add", "notes", "notes.md"]
+
+
+async def test_network_client_with_the_network_switched_off(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
     card = await say(app, phone, '/skills run network_client {"url": "http://127.0.0.1:9/"}')
-    assert outputs_of(card.body)["status"] == "unavailable"
-    assert "net.request" in card.body
+    assert outputs_of(card.body)["status"] != "done"
+    assert "FEATURE_TOOLS_NETWORK" in card.body
 
 
 async def test_service_runner_runs_only_the_configured_command(

@@ -9,7 +9,6 @@ from typing import Any
 import yaml
 
 from bot.app import Lancelot
-from bot.skills import PROVIDED_CAPABILITIES
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from core.skills.context import Governance
@@ -66,12 +65,14 @@ def registry_of(app: Lancelot) -> SkillRegistry:
     return SkillRegistry(app.state, app.ledger, app.home / "skills")
 
 
-def runner_of(app: Lancelot) -> SkillRunner:
-    """A skill executor over the app's registry and governance, as /skills uses."""
+def runner_of(app: Lancelot, provided: frozenset[str] | None = None) -> SkillRunner:
+    """A skill executor over the app's registry and governance, as /skills uses; `provided`
+    narrows the capabilities that have a tool provider."""
     kit = app.governance
     assert kit is not None
+    served = kit.tools.capabilities() if provided is None else provided
     governance = Governance(
-        kit.policy, kit.executor, kit.approvals, app.ledger, PROVIDED_CAPABILITIES.__contains__
+        kit.policy, kit.executor, kit.approvals, app.ledger, served.__contains__
     )
     return SkillRunner(registry_of(app), governance)
 

@@ -183,7 +183,8 @@ async def run(ctx: SkillContext) -> None:
     ctx.write_output("text", f"{outcome.status}|{outcome.text}")
 """
     await install(app, tmp_path, "reader", code, permissions=["write_output", "read_files"])
-    run = await runner_of(app).run("reader", {}, via="memory")
+    only_shell = frozenset({"shell.exec"})
+    run = await runner_of(app, provided=only_shell).run("reader", {}, via="memory")
     assert run.outputs["text"] == (
         f"{ActionStatus.UNAVAILABLE}|No tool provider handles file.read yet, so it did not run."
     )
