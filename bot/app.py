@@ -13,6 +13,7 @@ from pathlib import Path
 import aiosqlite
 from aiohttp import web
 
+from bot.agent import wire_agent
 from bot.governance import wire_governance
 from bot.home import load_secret, prepare_home
 from bot.web.app import build_web_app
@@ -25,6 +26,7 @@ from core.commands import CommandRegistry
 from core.config import Settings
 from core.errors import StorageError
 from core.features import FeatureFlags
+from core.governance.gateway import ToolGateway
 from core.health import HealthMonitor
 from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
@@ -58,6 +60,7 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
+    gateway: ToolGateway | None = None  # governed tool calls for the agent (bot.governance)
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -178,6 +181,7 @@ async def assemble(
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
+        wire_agent(app)
         orchestrator = Orchestrator(
             app.bus,
             ledger,

@@ -13,6 +13,7 @@ from core.governance.capability import CapabilityTokens
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
+from core.governance.gateway import ToolGateway
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
@@ -78,6 +79,7 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
     )
+    app.gateway = ToolGateway(policy, approvals, executor, app.ledger)
     registry: CommandRegistry = app.commands
     GovernanceCommands(
         registry, policy, approvals, executor, crusader, workspace, app.ledger, keeper

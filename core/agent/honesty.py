@@ -1,0 +1,91 @@
+"""Honesty gate: an answer never claims an action that has no successful receipt."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from core.agent.answer import ActionClaim, FinalAnswer
+from core.receipts.base import ReceiptStore
+from core.receipts.model import ReceiptStatus
+
+# "I deleted", "I've created", "I have moved", "Done: removed ..." said without any receipt.
+_CLAIMED = re.compile(
+    r"\b(I(?:'ve| have)?|we(?:'ve| have)?|done[:,]?)\s+(?:now\s+|already\s+|successfully\s+)?"
+    r"(deleted|removed|created|wrote|written|moved|renamed|copied|ran|executed|installed|"
+    r"updated|saved|cleaned|pushed|deployed|sent|fixed|changed)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """A tool run as its receipt records it."""
+
+    receipt_id: str
+    tool: str
+    command: str
+    succeeded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The answer after the gate, and what had to be corrected."""
+
+    answer: FinalAnswer
+    verified: tuple[ToolRun, ...]
+    corrections: tuple[str, ...]
+
+
+async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[ToolRun]:
+    """The tool_run receipts behind `receipt_ids`, read back from the ledger itself."""
+    await ledger.flush()
+    runs = []
+    for rid in receipt_ids:
+        stored = await ledger.get(rid)
+        if stored is None or stored.action_type != "tool_run":
+            continue
+        inputs = stored.decoded("inputs")
+        command = str(inputs.get("command", "")) if isinstance(inputs, dict) else ""
+        runs.append(
+            ToolRun(stored.id, stored.action_name, command, stored.status == ReceiptStatus.SUCCESS)
+        )
+    return runs
+
+
+def _words(text: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError:
+        return tuple(text.split())
+
+
+def _backs(run: ToolRun, claim: ActionClaim, tools: dict[str, str]) -> bool:
+    """Whether a successful run is the action the claim describes."""
+    if not run.succeeded or tools.get(claim.tool, claim.tool) != run.tool:
+        return False
+    claimed, ran = _words(claim.detail), _words(run.command)
+    return bool(claimed) and (claimed == ran or " ".join(claimed) in " ".join(ran))
+
+
+def check_answer(answer: FinalAnswer, runs: list[ToolRun], tools: dict[str, str]) -> Checked:
+    """Keep only claims a successful receipt backs; say plainly what was removed.
+
+    `tools` maps a tool name the model sees (run_command) to the capability its receipts
+    carry (shell.exec).
+    """
+    kept: list[ActionClaim] = []
+    verified: list[ToolRun] = []
+    corrections: list[str] = []
+    for claim in answer.actions_taken:
+        run = next((r for r in runs if _backs(r, claim, tools)), None)
+        if run is None:
+            corrections.append(f"I listed '{claim.detail}' as done, but no receipt shows it ran.")
+            continue
+        kept.append(claim)
+        verified.append(run)
+    if not any(r.succeeded for r in runs) and _CLAIMED.search(answer.response_to_user):
+        corrections.append("No action ran for this request, so nothing was changed.")
+    checked = answer.model_copy(update={"actions_taken": kept})
+    return Checked(checked, tuple(verified), tuple(corrections))
