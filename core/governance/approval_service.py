@@ -20,7 +20,7 @@ from core.governance.action import ToolAction
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.execution import Executor
 from core.governance.policy import Decision
-from core.governance.settlement import SETTLED, Settlement, SettlementWaiters
+from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.tokens import ActionTokens
@@ -96,19 +96,6 @@ class ApprovalService:
             return await waiter
         finally:
             self._waiters.unwatch(approval.id, waiter)
-
-    async def settlement(self, approval_id: str) -> Settlement:
-        """Wait until an approval is settled (at once if it already is)."""
-        waiter = self._waiters.watch(approval_id)
-        try:
-            current = await self._store.get(approval_id)
-            if current is None:
-                raise KeyError(approval_id)
-            if current.state in SETTLED:
-                return Settlement(current)
-            return await waiter
-        finally:
-            self._waiters.unwatch(approval_id, waiter)
 
     async def _settle(self, approval_id: str, run_parent_id: str | None = None) -> None:
         """Wake whoever waits for this approval with its final state."""

@@ -5,16 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from core.governance.approvals import Approval, ApprovalState
-
-SETTLED = frozenset(
-    {
-        ApprovalState.EXECUTED,
-        ApprovalState.DENIED,
-        ApprovalState.EXPIRED,
-        ApprovalState.INTERRUPTED,
-    }
-)
+from core.governance.approvals import Approval
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ import asyncio
 
 from core.errors import ProviderUnavailable
 from core.events import CardKind
+from core.governance.approvals import ApprovalState, ApprovalStore
 from core.llm.types import Completion, CompletionRequest
 from tests.core.agent.stage import Stage
 from tests.fakes.owner import tap
@@ -57,6 +58,8 @@ def after_decision(request: CompletionRequest) -> Completion:
             "You declined, so old.txt stays.",
             next_action="I could move it to /workspace/trash instead.",
         )
+    if said["kind"] == "expired":
+        return final("Nobody approved in time, so nothing was deleted.")
     return final(f"Unexpected: {said}")
 
 
@@ -192,3 +195,26 @@ async def test_status_is_answered_while_the_agent_waits_for_approval(lancelot: S
     assert (lancelot.workspace / "old.txt").exists()  # the agent is still waiting
     await tap(lancelot.app, lancelot.phone, approval, "Approve")
     assert (await lancelot.next_card()).title == "Done"
+
+
+async def test_an_expired_approval_comes_back_to_the_model(lancelot: Stage) -> None:
+    (lancelot.workspace / "old.txt").write_text("bye")
+    lancelot.model(call("run_command", command="rm /workspace/old.txt"), after_decision)
+    approval = await lancelot.say("delete old.txt")
+    [pending] = await ApprovalStore(lancelot.app.state).in_states(ApprovalState.PENDING)
+    # As if 30 minutes passed: the late tap finds the deadline gone.
+    await lancelot.app.state.execute(
+        "UPDATE approvals SET expires_at = 0 WHERE id = ?", (pending.id,)
+    )
+    await tap(lancelot.app, lancelot.phone, approval, "Approve")
+    reply = await lancelot.next_card()
+    assert "Nobody approved in time" in reply.body
+    assert (lancelot.workspace / "old.txt").exists()
+    assert await lancelot.receipts("tool_run") == []
+
+
+async def test_the_owner_sees_typing_while_the_model_works(lancelot: Stage) -> None:
+    router = lancelot.model(call("run_command", command="ls /workspace"), report_listing)
+    before = lancelot.phone.typing_count
+    await lancelot.say("list the files in my workspace")
+    assert lancelot.phone.typing_count - before >= len(router.calls)

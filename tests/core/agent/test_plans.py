@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from core.events import CardKind
-from core.llm.types import Completion, CompletionRequest, Role
-from tests.core.agent.stage import Stage
+from core.llm.types import Completion, CompletionRequest, Lane, Role
+from tests.core.agent.stage import Stage, stage
 from tests.fakes.scripted_model import call, final, text
 
 PLAN = {
@@ -94,3 +95,19 @@ async def test_a_plan_request_gets_the_plan_and_nothing_runs(lancelot: Stage) ->
     assert plan_receipt.decoded("outputs")["goal"] == PLAN["goal"]
     assert router.calls[0].request.json_schema is not None
     assert router.calls[0].request.messages[0].role is Role.SYSTEM
+
+
+async def test_the_deep_loop_thinks_before_it_plans(tmp_path: Path) -> None:
+    async with stage(tmp_path, {"FEATURE_DEEP_REASONING_LOOP": "on"}) as lancelot:
+        router = lancelot.model(
+            text("Unknown: whether notes/ exists. Risk: none, nothing is deleted."),
+            text(json.dumps(PLAN)),
+        )
+        await lancelot.say("what would be a good plan to organise my notes?")
+        await lancelot.next_card()
+        deep, planning = router.calls[0], router.calls[1]
+        assert (deep.lane, deep.task_type) == (Lane.FLAGSHIP_DEEP, "deep_reasoning")
+        assert "whether notes/ exists" in planning.request.messages[-1].content
+        (notes,) = await lancelot.receipts("deep_reasoning")
+        assert "Risk: none" in notes.decoded("outputs")["notes"]
+        assert len(await lancelot.receipts("task_experience")) == 1
