@@ -93,7 +93,7 @@ class Agent:
         return card
 
     async def _answer(self, quest: Quest, intent: Intent, text: str, event: Inbound) -> FinalAnswer:
-        if not intent.complex:
+        if not intent.needs_plan:
             return await self._direct(quest, text)
         insight = await deep_pass(quest, text) if quest.deep else None
         try:
@@ -105,7 +105,7 @@ class Agent:
         if not execute:
             return FinalAnswer(
                 response_to_user="That is the plan; nothing has been done yet.",
-                next_action=plan.next_action or "Ask me to carry it out.",
+                next_action="To have me carry it out, send the request again and ask me to do it.",
             )
         reports = await self._steps.run(quest, SYSTEM, text, plan)
         return await self._summarise(quest, text, plan, reports)

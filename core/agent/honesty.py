@@ -55,18 +55,26 @@ async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[T
 
 
 def _words(text: str) -> tuple[str, ...]:
+    """Command words, with workspace paths named one way (/workspace/a == ./a == a)."""
     try:
-        return tuple(shlex.split(text))
+        words = shlex.split(text)
     except ValueError:
-        return tuple(text.split())
+        words = text.split()
+    return tuple(w.removeprefix("/workspace/").removeprefix("./") or "." for w in words)
+
+
+def _within(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+    """Whether `part` occurs in `whole` as a run of whole words."""
+    size = len(part)
+    return any(whole[i : i + size] == part for i in range(len(whole) - size + 1))
 
 
 def _backs(run: ToolRun, claim: ActionClaim, tools: dict[str, str]) -> bool:
     """Whether a successful run is the action the claim describes."""
     if not run.succeeded or tools.get(claim.tool, claim.tool) != run.tool:
         return False
-    claimed, ran = _words(claim.detail), _words(run.command)
-    return bool(claimed) and (claimed == ran or " ".join(claimed) in " ".join(ran))
+    claimed = _words(claim.detail)
+    return bool(claimed) and _within(claimed, _words(run.command))
 
 
 def check_answer(answer: FinalAnswer, runs: list[ToolRun], tools: dict[str, str]) -> Checked:

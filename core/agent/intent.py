@@ -23,7 +23,7 @@ class Intent(StrEnum):
     CONVERSATIONAL = "CONVERSATIONAL"
 
     @property
-    def complex(self) -> bool:
+    def needs_plan(self) -> bool:
         """Planned first (a PlanArtifact), then executed step by step."""
         return self in (Intent.PLAN_REQUEST, Intent.MIXED_REQUEST)
 

@@ -30,10 +30,11 @@ def test_a_claim_of_a_failed_run_is_corrected() -> None:
     assert "no receipt shows it ran" in checked.corrections[0]
 
 
-def test_a_claim_for_another_command_is_corrected() -> None:
-    runs = [ToolRun("r1", "shell.exec", "ls /workspace", succeeded=True)]
-    checked = check_answer(answer("Done.", "rm -rf /workspace/old"), runs, TOOLS)
-    assert len(checked.corrections) == 1
+def test_a_claim_for_another_command_or_target_is_corrected() -> None:
+    runs = [ToolRun("r1", "shell.exec", "rm /workspace/old.txt", succeeded=True)]
+    assert check_answer(answer("Done.", "rm /workspace/old"), runs, TOOLS).corrections
+    assert check_answer(answer("Done.", "rm -rf /workspace/old.txt"), runs, TOOLS).corrections
+    assert check_answer(answer("Done.", "rm old.txt"), runs, TOOLS).corrections == ()
 
 
 def test_claims_in_prose_without_any_run_are_corrected_but_refusals_are_not() -> None:
