@@ -35,6 +35,15 @@ class StepReport:
     note: str
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What every step sees: the system prompt, the owner's request and the plan."""
+
+    system: str
+    request: str
+    plan: PlanArtifact
+
+
 class PlanError(ValueError):
     """The model's plan was not a valid PlanArtifact."""
 
@@ -65,27 +74,30 @@ class StepRunner:
         self, quest: Quest, system: str, text: str, plan: PlanArtifact
     ) -> list[StepReport]:
         """Carry out the steps in order; stop at the first step that fails every attempt."""
+        job = Job(system, text, plan)
         reports: list[StepReport] = []
         for number, step in enumerate(plan.plan_steps, 1):
-            report = await self._step(quest, system, text, plan, number, step)
+            done = "".join(f"Step {n} done: {r.note}\n" for n, r in enumerate(reports, 1))
+            report = await self._step(quest, job, number, step, done)
             reports.append(report)
             if not report.passed:
                 break
         return reports
 
-    async def _step(
-        self, quest: Quest, system: str, text: str, plan: PlanArtifact, number: int, step: str
-    ) -> StepReport:
+    async def _step(self, quest: Quest, job: Job, number: int, step: str, done: str) -> StepReport:
+        """Up to `step_attempts` tries, each judged by the verifier; `done` says what the
+        earlier steps did."""
+        plan = job.plan
         feedback = ""
         for attempt in range(1, quest.limits.step_attempts + 1):
             messages = [
-                Message(Role.SYSTEM, system),
-                Message(Role.USER, text),
+                Message(Role.SYSTEM, job.system),
+                Message(Role.USER, job.request),
                 Message(Role.ASSISTANT, plan.model_dump_json()),
                 Message(
                     Role.USER,
-                    f"Do step {number} of {len(plan.plan_steps)} now, and only it: {step}\n"
-                    f"{feedback}Use tools as needed, then reply with one line saying what "
+                    f"{done}Do step {number} of {len(plan.plan_steps)} now, and only it: "
+                    f"{step}\n{feedback}Use tools as needed, then reply with one line saying what "
                     "happened.",
                 ),
             ]

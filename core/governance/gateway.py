@@ -74,7 +74,7 @@ class ToolGateway:
     ) -> ToolOutcome:
         """Run `action` under governance. Waiting for an approval suspends only the caller."""
         decision = self._policy.decide(action)
-        self._record_decision(action, decision, parent_id, quest_id)
+        self._record(action, decision, parent_id, quest_id, "policy_decision")
         if decision.verdict is Verdict.DENY:
             return ToolOutcome(
                 OutcomeKind.DENIED,
@@ -86,6 +86,8 @@ class ToolGateway:
             )
         if decision.verdict is Verdict.NEEDS_APPROVAL:
             return await self._ask(action, decision, via, quest_id)
+        if decision.auto_approved:
+            self._record(action, decision, parent_id, quest_id, "crusader_auto_approval")
         await self._executor.execute(
             action,
             decision.tier,
@@ -139,13 +141,13 @@ class ToolGateway:
             receipt_id=receipt.id,
         )
 
-    def _record_decision(
-        self, action: ToolAction, decision: Decision, parent_id: str, quest_id: str
+    def _record(
+        self, action: ToolAction, decision: Decision, parent_id: str, quest_id: str, kind: str
     ) -> None:
         denied = decision.verdict is Verdict.DENY
         self._ledger.append(
             Receipt(
-                action_type="policy_decision",
+                action_type=kind,
                 action_name=str(decision.verdict),
                 inputs={"command": action.describe(), "action_hash": action.digest},
                 outputs=decision.snapshot(),
