@@ -8,6 +8,7 @@ from core.agent.agent import Agent
 from core.agent.quest import AgentLimits
 from core.agent.tools import default_tools
 from core.errors import ProviderUnavailable
+from core.governance.gateway import ToolGateway
 from core.llm.types import Completion, CompletionRequest, Lane, ModelRouter
 from core.tools.workspace import Workspace
 
@@ -45,14 +46,16 @@ def wire_agent(
 ) -> Agent:
     """Register the agent as `app`'s free-text handler (replacing any earlier one).
 
-    Its tools act through `app.gateway` (set by bot.governance); without governance the
-    model gets no way to act, only to answer.
+    Its tools act through governance (`app.governance`, set by bot.governance); without it
+    the model gets no way to act, only to answer.
     """
     models = router or NoModels()
+    kit = app.governance
+    gateway = ToolGateway(kit.policy, kit.approvals, kit.executor, app.ledger) if kit else None
     agent = Agent(
         models,
         default_tools(Workspace(app.home / "workspace")),
-        app.gateway,
+        gateway,
         app.bus,
         app.ledger,
         app.features,

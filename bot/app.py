@@ -14,7 +14,7 @@ import aiosqlite
 from aiohttp import web
 
 from bot.agent import wire_agent
-from bot.governance import wire_governance
+from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
@@ -26,7 +26,6 @@ from core.commands import CommandRegistry
 from core.config import Settings
 from core.errors import StorageError
 from core.features import FeatureFlags
-from core.governance.gateway import ToolGateway
 from core.health import HealthMonitor
 from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
@@ -60,7 +59,7 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
-    gateway: ToolGateway | None = None  # governed tool calls for the agent (bot.governance)
+    governance: GovernanceKit | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:

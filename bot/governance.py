@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,6 @@ from core.governance.capability import CapabilityTokens
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
-from core.governance.gateway import ToolGateway
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
@@ -23,6 +23,16 @@ from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
 if TYPE_CHECKING:
     from bot.app import Lancelot
+
+
+@dataclass(frozen=True, slots=True)
+class GovernanceKit:
+    """The governance parts other subsystems (skills) act through."""
+
+    policy: PolicyEngine
+    executor: Executor
+    approvals: ApprovalService
+    keeper: SoulKeeper
 
 
 def load_soul(home: Path) -> SoulKeeper:
@@ -79,7 +89,6 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
     )
-    app.gateway = ToolGateway(policy, approvals, executor, app.ledger)
     registry: CommandRegistry = app.commands
     GovernanceCommands(
         registry, policy, approvals, executor, crusader, workspace, app.ledger, keeper
@@ -89,4 +98,5 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
+    app.governance = GovernanceKit(policy, executor, approvals, keeper)
     return approvals
