@@ -7,6 +7,7 @@ its tools told it). The local lanes answer through `local`, or are unavailable.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections import deque
@@ -41,8 +42,11 @@ class ScriptedRouter:
         *,
         flagship: bool = True,
         local: Callable[[CompletionRequest], Completion] | None = None,
+        latency: float = 0.0,
     ) -> None:
+        """`latency`: seconds each flagship answer takes (a model that thinks)."""
         self._script: deque[Step] = deque(script)
+        self._latency = latency
         self._flagship = flagship
         self._local = local
         self.calls: list[Call] = []
@@ -76,6 +80,8 @@ class ScriptedRouter:
         if not self._script:
             raise AssertionError(f"the script ran out at a {task_type} call")
         step = self._script.popleft()
+        if self._latency:
+            await asyncio.sleep(self._latency)
         if isinstance(step, Exception):
             raise step
         if callable(step):
