@@ -88,9 +88,8 @@ class ApprovalService:
         """Ask the owner as request() does, then wait (only this caller) until the approval
         is executed, denied, expired or interrupted. The decision may come from any copy."""
         approval = await self._create(action, decision, via, quest_id)
-        waiter = self._waiters.watch(
-            approval.id
-        )  # before the card goes out: a fast tap is not lost
+        # Listen before the card goes out, so even the fastest tap is not lost.
+        waiter = self._waiters.watch(approval.id)
         try:
             await self._send_pending(approval)
             return await waiter
