@@ -10,13 +10,30 @@ from core.agent.answer import ActionClaim, FinalAnswer
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
 
-# "I deleted", "I've created", "I have moved", "Done: removed ..." said without any receipt.
+# "I deleted", "I've created", "I have moved", "Done: removed ..." in the prose of a reply.
 _CLAIMED = re.compile(
     r"\b(I(?:'ve| have)?|we(?:'ve| have)?|done[:,]?)\s+(?:now\s+|already\s+|successfully\s+)?"
     r"(deleted|removed|created|wrote|written|moved|renamed|copied|ran|executed|installed|"
     r"updated|saved|cleaned|pushed|deployed|sent|fixed|changed)\b",
     re.IGNORECASE,
 )
+_DELETE = frozenset({"rm", "rmdir", "unlink", "shred", "file.delete"})
+_WRITE = frozenset({"touch", "mkdir", "cp", "tee", "sed", "file.write"})
+# The commands (first word) or capabilities that back a claimed verb; a verb not listed
+# here ("ran", "updated", "fixed") is backed by any successful run.
+_EVIDENCE: dict[str, frozenset[str]] = {
+    "deleted": _DELETE,
+    "removed": _DELETE,
+    "created": _WRITE,
+    "wrote": _WRITE,
+    "written": _WRITE,
+    "saved": _WRITE,
+    "moved": frozenset({"mv", "file.move"}),
+    "renamed": frozenset({"mv", "file.move"}),
+    "copied": frozenset({"cp", "file.write"}),
+    "installed": frozenset({"pip", "pip3", "npm", "uv", "poetry", "apt", "apt-get", "cargo"}),
+    "pushed": frozenset({"git", "repo.push"}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +110,24 @@ def check_answer(answer: FinalAnswer, runs: list[ToolRun], tools: dict[str, str]
             continue
         kept.append(claim)
         verified.append(run)
-    if not any(r.succeeded for r in runs) and _CLAIMED.search(answer.response_to_user):
-        corrections.append("No action ran for this request, so nothing was changed.")
+    corrections.extend(_prose_claims(answer.response_to_user, runs))
     checked = answer.model_copy(update={"actions_taken": kept})
     return Checked(checked, tuple(verified), tuple(corrections))
+
+
+def _prose_claims(text: str, runs: list[ToolRun]) -> list[str]:
+    """Corrections for actions the reply's prose claims but no successful receipt backs."""
+    done = [r for r in runs if r.succeeded]
+    if not done and _CLAIMED.search(text):
+        return ["No action ran for this request, so nothing was changed."]
+    kinds = {w for r in done for w in (r.tool, *_words(r.command)[:1])}
+    unbacked = []
+    for match in _CLAIMED.finditer(text):
+        verb = match.group(2).lower()
+        needed = _EVIDENCE.get(verb)
+        if needed is not None and not needed & kinds and verb not in unbacked:
+            unbacked.append(verb)
+    return [
+        f"I said I {verb} something, but no receipt shows that; it was not done."
+        for verb in unbacked
+    ]

@@ -42,6 +42,17 @@ def test_claims_in_prose_without_any_run_are_corrected_but_refusals_are_not() ->
     assert check_answer(answer("I can't delete that without a tool."), [], TOOLS).corrections == ()
 
 
+def test_a_prose_claim_needs_a_run_of_its_kind() -> None:
+    listed = [ToolRun("r1", "shell.exec", "ls /workspace", succeeded=True)]
+    corrected = check_answer(answer("I looked, and I deleted old.txt."), listed, TOOLS)
+    assert corrected.corrections == (
+        "I said I deleted something, but no receipt shows that; it was not done.",
+    )
+    removed = [ToolRun("r2", "shell.exec", "rm /workspace/old.txt", succeeded=True)]
+    assert check_answer(answer("I deleted old.txt."), removed, TOOLS).corrections == ()
+    assert check_answer(answer("I ran ls for you."), listed, TOOLS).corrections == ()
+
+
 def test_progress_language_is_kept_only_while_a_job_runs() -> None:
     text = "On it.\nI'm working on it.\n\nThe answer is 4. I'll get back to you."
     assert govern(text, job_running=True).text == text
