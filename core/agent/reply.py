@@ -29,6 +29,16 @@ def _ran_field(runs: list[ToolRun]) -> tuple[tuple[str, str], ...]:
     return tuple(fields)
 
 
+def _title(runs: list[ToolRun]) -> str:
+    """What the card's title says about the work, from the receipts alone."""
+    succeeded = sum(r.succeeded for r in runs)
+    if not runs:
+        return "Answer"
+    if succeeded == len(runs):
+        return "Done"
+    return "Partly done" if succeeded else "Not done"
+
+
 class ReplyGate:
     """Turns the model's final answer into the card the owner sees, and records it."""
 
@@ -64,7 +74,7 @@ class ReplyGate:
         fields = _ran_field(runs)
         if after.text:
             fields += (("Next", after.text),)
-        title = "Done" if any(r.succeeded for r in runs) else "Answer"
+        title = _title(runs)
         quest.trail.record(
             "agent_reply",
             title.lower(),

@@ -81,6 +81,7 @@ async def test_a_step_that_fails_three_checks_stops_the_plan(lancelot: Stage) ->
     verdicts = await lancelot.receipts("verify")
     assert [v.action_name for v in verdicts] == ["failed", "failed", "failed"]
     assert "could not read" in reply.body
+    assert reply.title == "Not done"
     assert dict(reply.fields)["Failed"].startswith("cat /workspace/missing.txt")
 
 
