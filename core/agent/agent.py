@@ -125,7 +125,7 @@ class Agent:
         self, quest: Quest, text: str, plan: PlanArtifact, reports: list[StepReport]
     ) -> FinalAnswer:
         """The final answer after the steps, from what the steps really did."""
-        if quest.exhausted and not all(r.passed for r in reports):
+        if quest.stopped:
             return _limit_answer(quest)
         lines = [
             f"{n}. {r.step}: {'passed' if r.passed else 'FAILED'} after {r.attempts} "

@@ -41,7 +41,7 @@ class ToolLoop:
         result = LoopResult("", messages)
         while True:
             if quest.exhausted:
-                result.stopped = True
+                result.stopped = quest.stopped = True
                 return result
             quest.iterations += 1
             request = CompletionRequest(tuple(messages), tools=self._tools.specs())

@@ -29,6 +29,7 @@ class Quest:
     limits: AgentLimits
     deep: bool = False
     iterations: int = 0
+    stopped: bool = False  # a tool loop hit the iteration limit
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
 

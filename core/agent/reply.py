@@ -74,7 +74,7 @@ class ReplyGate:
         fields = _ran_field(runs)
         if after.text:
             fields += (("Next", after.text),)
-        title = _title(runs)
+        title = "Stopped at the limit" if quest.stopped else _title(runs)
         quest.trail.record(
             "agent_reply",
             title.lower(),

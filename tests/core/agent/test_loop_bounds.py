@@ -16,6 +16,7 @@ async def test_the_iteration_limit_stops_a_model_that_never_finishes(lancelot: S
         limits=AgentLimits(max_iterations=3),
     )
     card = await lancelot.say("list my files")
+    assert card.title == "Stopped at the limit"
     assert "I stopped after 3 model turns" in card.body
     assert len(await lancelot.receipts("tool_run")) == 3
     assert router.left() == 7
