@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.agent.quest import AgentLimits
 from core.events import CardKind
 from core.llm.types import Completion, CompletionRequest, Lane, Role
 from tests.core.agent.stage import Stage, stage
@@ -112,3 +113,16 @@ async def test_the_deep_loop_thinks_before_it_plans(tmp_path: Path) -> None:
         (notes,) = await lancelot.receipts("deep_reasoning")
         assert "Risk: none" in notes.decoded("outputs")["notes"]
         assert len(await lancelot.receipts("task_experience")) == 1
+
+
+async def test_the_iteration_limit_also_bounds_a_plan(lancelot: Stage) -> None:
+    lancelot.model(
+        text(json.dumps(PLAN)),
+        *[call("run_command", command="ls /workspace") for _ in range(5)],
+        limits=AgentLimits(max_iterations=2),
+    )
+    await lancelot.say("plan and then create a notes folder with a readme")
+    reply = await lancelot.next_card()
+    assert reply.title == "Stopped at the limit"
+    assert len(await lancelot.receipts("tool_run")) == 2
+    assert await lancelot.receipts("verify") == []
