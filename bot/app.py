@@ -13,6 +13,7 @@ from pathlib import Path
 import aiosqlite
 from aiohttp import web
 
+from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
 from bot.skills import wire_skills
@@ -182,6 +183,7 @@ async def assemble(
             await stack.enter_async_context(approvals)
             if app.features.enabled("SKILLS") and app.governance is not None:
                 await wire_skills(app, app.governance)
+        wire_agent(app)
         orchestrator = Orchestrator(
             app.bus,
             ledger,
