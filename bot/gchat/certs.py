@@ -15,7 +15,7 @@ from core.errors import ProviderUnavailable
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_AGE = 300.0  # seconds, when the response says nothing
-FORCED_REFRESH_GAP = 30.0  # an unknown key id refetches at most this often
+FORCED_REFRESH_GAP = 30.0  # seconds; unknown key ids refetch at most this often
 _MAX_AGE = re.compile(r"max-age=(\d+)")
 
 Certs = dict[str, str]
@@ -47,7 +47,7 @@ class CertCache:
         self._clock = clock
         self._certs: Certs = {}
         self._expires = 0.0
-        self._fetched = float("-inf")
+        self._forced = float("-inf")
         self._lock = asyncio.Lock()
 
     async def get(self, *, need: str | None = None) -> Certs:
@@ -56,9 +56,15 @@ class CertCache:
         Raises ProviderUnavailable when nothing usable can be had.
         """
         async with self._lock:
-            missing = need is not None and need not in self._certs
-            recently = self._clock() - self._fetched < FORCED_REFRESH_GAP
-            if self._clock() >= self._expires or (missing and not recently):
+            now = self._clock()
+            if now >= self._expires:
+                await self._refresh()
+            elif (
+                need is not None
+                and need not in self._certs
+                and now - self._forced >= FORCED_REFRESH_GAP  # forged key ids cannot flood
+            ):
+                self._forced = now
                 await self._refresh()
             return self._certs
 
@@ -76,5 +82,4 @@ class CertCache:
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             raise ProviderUnavailable("gchat: the certificate URL did not return a key map")
         self._certs = {str(k): v for k, v in data.items()}
-        self._fetched = self._clock()
-        self._expires = self._fetched + max_age(cache_control)
+        self._expires = self._clock() + max_age(cache_control)

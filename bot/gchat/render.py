@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -60,25 +61,30 @@ def encoded_size(message: Message) -> int:
 
 def split_body(text: str, budget: int) -> list[str]:
     """Cut `text` into pieces whose escaped size is at most `budget` bytes each."""
+    # totals[i] is the escaped size of text[:i]: each piece is found by bisection.
+    totals = list(accumulate((_char_cost(c) for c in text), initial=0))
     pieces: list[str] = []
-    while text:
-        costs = list(accumulate(_char_cost(c) for c in text))
-        if costs[-1] <= budget:
-            pieces.append(text)
+    start, end = 0, len(text)
+    while start < end:
+        if text[start].isspace():
+            start += 1
+            continue
+        limit = bisect_right(totals, totals[start] + budget) - 1
+        if limit >= end:
+            pieces.append(text[start:].rstrip())
             break
-        fits = next(i for i, total in enumerate(costs) if total > budget)
-        cut = _break_before(text, fits)
-        pieces.append(text[:cut].rstrip())
-        text = text[cut:].lstrip()
+        cut = _break_before(text, start, max(limit, start + 1))
+        pieces.append(text[start:cut].rstrip())
+        start = cut
     return [piece for piece in pieces if piece] or [""]
 
 
-def _break_before(text: str, limit: int) -> int:
+def _break_before(text: str, start: int, limit: int) -> int:
     for mark in _BREAKS:
-        at = text.rfind(mark, 0, limit)
-        if at > limit // 2:
+        at = text.rfind(mark, start, limit)
+        if at > start + (limit - start) // 2:
             return at + len(mark)
-    return max(limit, 1)
+    return limit
 
 
 def _header(card: Card) -> dict[str, str]:
@@ -140,7 +146,7 @@ def _budget(card: Card) -> int:
 
 def messages(card: Card, style: Style = Style()) -> list[Message]:
     """The card as one or more messages, each under MESSAGE_LIMIT bytes."""
-    pieces = split_body(card.body.strip(), _budget(card))
+    pieces = _pieces(card)
     last = len(pieces) - 1
     return [
         _message(card, piece, first=i == 0, last=i == last, style=style)
@@ -148,10 +154,16 @@ def messages(card: Card, style: Style = Style()) -> list[Message]:
     ]
 
 
+@lru_cache(maxsize=64)
+def _pieces(card: Card) -> tuple[str, ...]:
+    # The outbox asks for a long card's parts one at a time: cut it once.
+    return tuple(split_body(card.body.strip(), _budget(card)))
+
+
 def single_message(card: Card, style: Style = Style()) -> Message:
     """The card as one message (an edit replaces one message): a body too long is cut short."""
     body = card.body.strip()
-    pieces = split_body(body, _budget(card) - 16)
+    pieces = _pieces(card)
     if len(pieces) > 1:
-        body = pieces[0] + ELLIPSIS
+        body = split_body(pieces[0], _budget(card) - 16)[0] + ELLIPSIS
     return _message(card, body, first=True, last=True, style=style)

@@ -7,17 +7,18 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.gchat import FakeGoogle, texts
+from tests.fakes.gchat.user import Format
 
 from .harness import SPACE, running, settings_for
 
 
 @pytest.mark.parametrize("fmt", ["classic", "addon"])
 async def test_start_and_status_are_answered_in_the_events_own_format(
-    google: FakeGoogle, tmp_path: Path, fmt: str
+    google: FakeGoogle, tmp_path: Path, fmt: Format
 ) -> None:
     async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
-        start = await lancelot.owner.say("/start", fmt)  # type: ignore[arg-type]
-        status = await lancelot.owner.say("/status", fmt)  # type: ignore[arg-type]
+        start = await lancelot.owner.say("/start", fmt)
+        status = await lancelot.owner.say("/status", fmt)
 
     for answer in (start, status):
         assert answer.status == 200
@@ -47,10 +48,10 @@ async def test_the_mention_is_not_part_of_the_command(google: FakeGoogle, tmp_pa
 
 
 @pytest.mark.parametrize("fmt", ["classic", "addon"])
-async def test_a_stranger_reaches_nothing(google: FakeGoogle, tmp_path: Path, fmt: str) -> None:
+async def test_a_stranger_reaches_nothing(google: FakeGoogle, tmp_path: Path, fmt: Format) -> None:
     async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
         for _ in range(3):
-            answer = await lancelot.stranger.say("/run ls", fmt)  # type: ignore[arg-type]
+            answer = await lancelot.stranger.say("/run ls", fmt)
             assert (answer.status, answer.body) == (200, {})
         inbound = await lancelot.receipts("inbound")
         refused = await lancelot.receipts("stranger")

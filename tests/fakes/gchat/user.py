@@ -61,6 +61,7 @@ class ChatUser:
         self.audience = audience
         self.email = email
         self.space = space
+        self._stale_clicks: dict[tuple[str, str], dict[str, Any]] = {}
 
     def bearer(self, **overrides: Any) -> str:
         """A token as Chat signs it for this app's audience."""
@@ -153,10 +154,18 @@ class ChatUser:
 
     async def click(self, shown: StoredMessage, label: str, fmt: Format = "classic") -> Answer:
         """Tap a button; an UPDATE_MESSAGE answer replaces the card on screen."""
-        answer = await self.post(self.click_event(shown, label, fmt), fmt=fmt)
+        event = self.click_event(shown, label, fmt)
+        self._stale_clicks[(shown.name, label)] = event
+        answer = await self.post(event, fmt=fmt)
         if answer.kind == "UPDATE_MESSAGE" and answer.message is not None:
             await self.google.replaced(shown.name, answer.message)
             answer.shown = shown
         elif answer.kind == "NEW_MESSAGE" and answer.message is not None:
             answer.shown = await self.google.answered(shown.space, shown.thread, answer.message)
         return answer
+
+    async def click_event_post(
+        self, shown: StoredMessage, label: str, fmt: Format = "classic"
+    ) -> Answer:
+        """Tap a button as it was before any update (a double tap on a stale screen)."""
+        return await self.post(self._stale_clicks[(shown.name, label)], fmt=fmt)
