@@ -66,6 +66,7 @@ class GchatChannel:
         self._exchanges = Exchanges()
         self._threads: dict[str, tuple[str, float]] = {}
         self._format = EventFormat.CLASSIC
+        self._owner_space = ""
         self._verifier: RequestVerifier | None = None
         self._api: ChatApi | None = None
         self._webhook: WebhookPush | None = None
@@ -73,9 +74,12 @@ class GchatChannel:
 
     @property
     def owner_chat_ids(self) -> tuple[str, ...]:
-        """GCHAT_SPACE, where unprompted cards go (the webhook's own space if push-only)."""
+        """Where unprompted cards go: GCHAT_SPACE, else the space the owner last wrote from,
+        else the webhook's own space."""
         if self._settings.space:
             return (self._settings.space,)
+        if self._owner_space:
+            return (self._owner_space,)
         return ("webhook",) if self._settings.webhook_url is not None else ()
 
     # lifecycle
@@ -133,6 +137,7 @@ class GchatChannel:
         self._format = event.format
         if not event.space:
             return None
+        self._owner_space = event.space
         if event.thread_name:
             self._threads[event.space] = (event.thread_name, time.monotonic())
         if event.kind in (EventKind.MESSAGE, EventKind.ADDED):

@@ -86,3 +86,20 @@ async def test_a_decision_in_telegram_edits_the_google_chat_copy(
     assert any("Denied" in t for t in texts(card.body))
     assert (lancelot.workspace / "notes.txt").exists()
     assert [c[0] for c in google.calls].count("update") == 1
+
+
+async def test_without_push_the_approval_rides_on_the_answer_and_a_click_updates_it(
+    google: FakeGoogle, tmp_path: Path
+) -> None:
+    settings = settings_for(google, tmp_path / "home", api=False, GCHAT_SPACE="")
+    async with running(google, settings) as lancelot:
+        (lancelot.workspace / "notes.txt").write_text("shopping list")
+        answer = await lancelot.owner.say("/run rm notes.txt")
+        assert answer.shown is not None
+        assert [b["text"] for b in buttons(answer.shown.body)] == ["Approve", "Deny"]
+        decided = await lancelot.owner.click(answer.shown, "Deny")
+
+    assert decided.kind == "UPDATE_MESSAGE"
+    assert any("Denied" in t for t in texts(answer.shown.body))
+    assert (lancelot.workspace / "notes.txt").exists()
+    assert [m.via for m in google.in_space(SPACE)] == ["answer"]  # nothing was pushed

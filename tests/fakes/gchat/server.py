@@ -9,10 +9,8 @@ import asyncio
 import itertools
 import json
 import secrets
-import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -22,33 +20,10 @@ from aiohttp import web
 
 from .cards import BadMessage, check_message
 from .keys import SigningKey, claims_of
+from .state import Fault, StoredMessage, all_actions, content, error, fault_response
 
 SA_EMAIL = "lancelot@lancelot-test.iam.gserviceaccount.com"
 CHAT_BOT_SCOPE = "https://www.googleapis.com/auth/chat.bot"
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """An injected failure for the next Chat API call: `after` means the message was made
-    before the error (the answer was lost), so only requestId prevents a duplicate."""
-
-    status: int
-    after: bool = False
-    retry_after: str | None = None
-
-
-@dataclass
-class StoredMessage:
-    """A message as the space shows it."""
-
-    name: str
-    space: str
-    thread: str
-    body: dict[str, Any]
-    via: str  # "api", "webhook" or "answer" (a synchronous reply to an event)
-    request_id: str = ""
-    edits: int = 0
-    created: float = field(default_factory=time.time)
 
 
 class FakeGoogle:
@@ -145,13 +120,13 @@ class FakeGoogle:
     async def answered(self, space: str, thread: str, body: dict[str, Any]) -> StoredMessage:
         """Chat posts an app's synchronous answer as a new message (the user's phone calls
         this with what Lancelot answered)."""
-        message = self._store(space, thread, _content(body), "answer")
+        message = self._store(space, thread, content(body), "answer")
         await self._notify()
         return message
 
     async def replaced(self, name: str, body: dict[str, Any]) -> None:
         """Chat replaces a clicked card with the UPDATE_MESSAGE answer."""
-        self.messages[name].body = _content(body)
+        self.messages[name].body = content(body)
         self.messages[name].edits += 1
         await self._notify()
 
@@ -202,11 +177,11 @@ class FakeGoogle:
         query = dict(request.query)
         self.calls.append(("create", space, query))
         if not self._authorized(request):
-            return _error(401, "UNAUTHENTICATED")
+            return error(401, "UNAUTHENTICATED")
         body = await request.json()
         fault = self.faults.popleft() if self.faults else None
         if fault is not None and not fault.after:
-            return _fault(fault)
+            return fault_response(fault)
         request_id = query.get("requestId", "")
         known = self._request_ids.get((space, request_id)) if request_id else None
         if known is not None:
@@ -214,27 +189,27 @@ class FakeGoogle:
         try:
             check_message(body)
         except BadMessage as exc:
-            return _error(400, f"INVALID_ARGUMENT: {exc}")
+            return error(400, f"INVALID_ARGUMENT: {exc}")
         thread = self._thread(space, body.get("thread") or {}, query.get("messageReplyOption"))
-        message = self._store(space, thread, _content(body), "api", request_id)
+        message = self._store(space, thread, content(body), "api", request_id)
         if request_id:
             self._request_ids[(space, request_id)] = message.name
         await self._notify()
         if fault is not None:
-            return _fault(fault)
+            return fault_response(fault)
         return web.json_response(self._json(message))
 
     async def _update(self, request: web.Request) -> web.Response:
         name = f"spaces/{request.match_info['space']}/messages/{request.match_info['message']}"
         self.calls.append(("update", name, dict(request.query)))
         if not self._authorized(request):
-            return _error(401, "UNAUTHENTICATED")
+            return error(401, "UNAUTHENTICATED")
         fault = self.faults.popleft() if self.faults else None
         if fault is not None:
-            return _fault(fault)
+            return fault_response(fault)
         message = self.messages.get(name)
         if message is None or message.via == "webhook":
-            return _error(404 if message is None else 403, "cannot update")
+            return error(404 if message is None else 403, "cannot update")
         body = await request.json()
         mask = request.query.get("updateMask", "").split(",")
         updated = dict(message.body)
@@ -244,7 +219,7 @@ class FakeGoogle:
         try:
             check_message(updated)
         except BadMessage as exc:
-            return _error(400, f"INVALID_ARGUMENT: {exc}")
+            return error(400, f"INVALID_ARGUMENT: {exc}")
         message.body = updated
         message.edits += 1
         await self._notify()
@@ -257,21 +232,21 @@ class FakeGoogle:
             self.webhook_key,
             self.webhook_token,
         ):
-            return _error(403, "PERMISSION_DENIED")
+            return error(403, "PERMISSION_DENIED")
         fault = self.faults.popleft() if self.faults else None
         if fault is not None:
-            return _fault(fault)
+            return fault_response(fault)
         body = await request.json()
         try:
             check_message(body)
         except BadMessage as exc:
-            return _error(400, f"INVALID_ARGUMENT: {exc}")
-        for button in _all_actions(body):
-            return _error(400, f"INVALID_ARGUMENT: webhook messages cannot call {button}")
+            return error(400, f"INVALID_ARGUMENT: {exc}")
+        for button in all_actions(body):
+            return error(400, f"INVALID_ARGUMENT: webhook messages cannot call {button}")
         thread = self._thread(
             space, body.get("thread") or {}, request.query.get("messageReplyOption")
         )
-        message = self._store(space, thread, _content(body), "webhook")
+        message = self._store(space, thread, content(body), "webhook")
         await self._notify()
         return web.json_response(self._json(message))
 
@@ -305,24 +280,3 @@ class FakeGoogle:
             "space": {"name": message.space},
             "thread": {"name": message.thread},
         }
-
-
-def _content(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k in ("text", "cardsV2", "fallbackText")}
-
-
-def _all_actions(body: dict[str, Any]) -> list[str]:
-    from .cards import buttons
-
-    return [b["text"] for b in buttons(body) if "action" in b.get("onClick", {})]
-
-
-def _error(status: int, text: str) -> web.Response:
-    return web.json_response({"error": {"code": status, "message": text}}, status=status)
-
-
-def _fault(fault: Fault) -> web.Response:
-    headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
-    return web.json_response(
-        {"error": {"code": fault.status}}, status=fault.status, headers=headers
-    )
