@@ -137,31 +137,35 @@ class GchatChannel:
         self._format = event.format
         if not event.space:
             return None
+        if event.kind is EventKind.REMOVED:
+            log.info("gchat: the app was removed from %s", event.space)
+            return None
         self._owner_space = event.space
         if event.thread_name:
             self._threads[event.space] = (event.thread_name, time.monotonic())
+        if event.kind is EventKind.CLICK:
+            return await self._click(event)
         if event.kind in (EventKind.MESSAGE, EventKind.ADDED):
             text = event.text or ("/start" if event.kind is EventKind.ADDED else "")
-            if not text:
-                return None
-            exchange = self._exchanges.start(event.space)
-            await self._bus.publish(Inbound(NAME, event.user_email, event.space, text, _ref(event)))
-            return await self._exchanges.wait(exchange, self._settings.reply_wait_seconds)
-        if event.kind is EventKind.CLICK:
-            token = event.parameters.get(render.TOKEN_PARAMETER, "")
-            if not token:
-                return None
-            exchange = self._exchanges.start(
-                event.space,
-                card_id=event.parameters.get(render.CARD_PARAMETER, ""),
-                message_name=event.message_name,
-            )
-            press = ButtonPress(NAME, event.user_email, event.space, _ref(event), token)
-            await self._bus.publish(press)
-            return await self._exchanges.wait(exchange, self._settings.click_wait_seconds)
-        if event.kind is EventKind.REMOVED:
-            log.info("gchat: the app was removed from %s", event.space)
+            if text:
+                exchange = self._exchanges.start(event.space)
+                inbound = Inbound(NAME, event.user_email, event.space, text, _ref(event))
+                await self._bus.publish(inbound)
+                return await self._exchanges.wait(exchange, self._settings.reply_wait_seconds)
         return None
+
+    async def _click(self, event: ChatEvent) -> Reply | None:
+        token = event.parameters.get(render.TOKEN_PARAMETER, "")
+        if not token:
+            return None
+        exchange = self._exchanges.start(
+            event.space,
+            card_id=event.parameters.get(render.CARD_PARAMETER, ""),
+            message_name=event.message_name,
+        )
+        press = ButtonPress(NAME, event.user_email, event.space, _ref(event), token)
+        await self._bus.publish(press)
+        return await self._exchanges.wait(exchange, self._settings.click_wait_seconds)
 
     # Channel
 

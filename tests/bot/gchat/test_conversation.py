@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from core.commands import PressContext
+from core.events import Button, Card, CardKind
 from tests.fakes.gchat import FakeGoogle, texts
 from tests.fakes.gchat.user import Format
 
-from .harness import SPACE, running, settings_for
+from .harness import OWNER_EMAIL, SPACE, running, settings_for
 
 
 @pytest.mark.parametrize("fmt", ["classic", "addon"])
@@ -91,3 +93,31 @@ async def test_a_body_that_is_no_event_gets_400(google: FakeGoogle, tmp_path: Pa
 
     assert answer.status == 400
     assert [r.action_name for r in refused] == ["malformed"]
+
+
+async def test_a_strangers_click_spends_nothing(google: FakeGoogle, tmp_path: Path) -> None:
+    async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
+        pressed: list[str] = []
+
+        async def on_press(ctx: PressContext) -> Card:
+            pressed.append(ctx.event.sender_id)
+            return Card(kind=CardKind.NOTICE, title="Done", correlation_id=ctx.card_id)
+
+        lancelot.app.commands.action("demo", on_press)
+        token = await lancelot.app.tokens.issue("demo", {}, "card-9")
+        card = Card(
+            kind=CardKind.NOTICE,
+            title="Pick",
+            buttons=(Button("Go", token),),
+            correlation_id="card-9",
+        )
+        await lancelot.app.bus.send("gchat", SPACE, card)
+        [shown] = google.in_space(SPACE)
+        lancelot.stranger.space = SPACE  # someone else in the same space
+        refused = await lancelot.stranger.click(shown, "Go")
+        accepted = await lancelot.owner.click(shown, "Go")
+
+    assert (refused.status, refused.body) == (200, {})
+    assert accepted.kind == "UPDATE_MESSAGE"
+    assert pressed == [OWNER_EMAIL]
+    assert texts(shown.body)[0] == "Done"
