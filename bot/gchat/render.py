@@ -48,10 +48,18 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
-@lru_cache(maxsize=4096)
-def _char_cost(char: str) -> int:
-    # Bytes the character takes once escaped and JSON-encoded (as Chat counts the message).
-    return len(json.dumps(escape(char), ensure_ascii=False).encode()) - 2
+class _CharCosts(dict[str, int]):
+    """Bytes each character takes once escaped and JSON-encoded (as Chat counts the
+    message), computed once per character; a plain dict lookup keeps long cards fast."""
+
+    def __missing__(self, char: str) -> int:
+        cost = len(json.dumps(escape(char), ensure_ascii=False).encode()) - 2
+        if len(self) < 65_536:  # bounded, whatever text arrives
+            self[char] = cost
+        return cost
+
+
+_CHAR_COSTS = _CharCosts()
 
 
 def encoded_size(message: Message) -> int:
@@ -62,7 +70,7 @@ def encoded_size(message: Message) -> int:
 def split_body(text: str, budget: int) -> list[str]:
     """Cut `text` into pieces whose escaped size is at most `budget` bytes each."""
     # totals[i] is the escaped size of text[:i]: each piece is found by bisection.
-    totals = list(accumulate((_char_cost(c) for c in text), initial=0))
+    totals = list(accumulate(map(_CHAR_COSTS.__getitem__, text), initial=0))
     pieces: list[str] = []
     start, end = 0, len(text)
     while start < end:
