@@ -54,6 +54,25 @@ class GChatSettings(Section):
     service_account_file: Path | None = None
     space: str | None = None
     webhook_url: SecretStr | None = None
+    # Where Google's keys and the Chat API live (tests point these at local fakes).
+    api_base_url: str = "https://chat.googleapis.com/v1"
+    chat_certs_url: str = (
+        "https://www.googleapis.com/service_accounts/v1/metadata/x509/"
+        "chat@system.gserviceaccount.com"
+    )
+    id_token_certs_url: str = "https://www.googleapis.com/oauth2/v1/certs"  # noqa: S105 (a URL)
+    # Who may sign an ID token (endpoint-URL audience); add-on deployments add their own.
+    id_token_emails: tuple[str, ...] = ("chat@system.gserviceaccount.com",)
+    # How long an event waits for a synchronous answer before later cards are pushed.
+    reply_wait_seconds: float = Field(default=8.0, ge=0, le=25)
+    click_wait_seconds: float = Field(default=10.0, ge=0, le=25)
+
+    @field_validator("id_token_emails", mode="before")
+    @classmethod
+    def _split_emails(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
 
 
 class LLMSettings(Section):
