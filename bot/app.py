@@ -13,8 +13,10 @@ from pathlib import Path
 import aiosqlite
 from aiohttp import web
 
-from bot.governance import wire_governance
+from bot.agent import wire_agent
+from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
+from bot.skills import wire_skills
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
 from core.basic_commands import VERSION, BasicCommands
@@ -58,6 +60,7 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
+    governance: GovernanceKit | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -178,6 +181,9 @@ async def assemble(
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
+            if app.features.enabled("SKILLS") and app.governance is not None:
+                await wire_skills(app, app.governance)
+        wire_agent(app)
         orchestrator = Orchestrator(
             app.bus,
             ledger,

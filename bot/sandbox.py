@@ -1,14 +1,15 @@
-"""Wires the shell runners: the Docker sandbox (warm pool), SafeREPL while it is down, the host."""
+"""Wires the shell providers into the tool router: the Docker sandbox (warm pool), the host."""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
+from bot.tools import HOST_SHELL_PRIORITY, SANDBOX_PRIORITY, SHELL
 from core.config import Settings
 from core.governance.capability import CapabilityTokens
-from core.tools.safe_repl import SafeRepl
-from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits, ShellRunner
+from core.tools.router import ToolRouter
+from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits
 from core.tools.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -29,10 +30,12 @@ def sandbox_limits(settings: Settings) -> SandboxLimits:
     )
 
 
-async def wire_shell(
-    app: Lancelot, workspace: Workspace, capabilities: CapabilityTokens
-) -> ShellRunner:
-    """The runner for shell.exec, its sandbox started on `app.stack` and its health registered.
+async def add_shell_providers(
+    app: Lancelot, router: ToolRouter, workspace: Workspace, capabilities: CapabilityTokens
+) -> DockerSandbox:
+    """Register the Docker sandbox (above SafeREPL) and the host shell (between them, only
+    with FEATURE_TOOLS_HOST_EXECUTION) for shell.exec; start the sandbox on `app.stack` and
+    report it to health.
 
     The pool warms in the background at startup (or at the first command when
     `sandbox.warm_at_start` is off); a down engine never stops startup.
@@ -48,13 +51,15 @@ async def wire_shell(
         return f"sandbox: {reason}" if reason else None
 
     app.health.register("sandbox", check)
+    router.register(sandbox, SHELL, priority=SANDBOX_PRIORITY, health=sandbox.health, local=True)
     host = HostShell(workspace, capabilities, app.features, limits.timeout_seconds)
-    return ShellRunner(sandbox, SafeRepl(workspace, capabilities), host, capabilities)
+    router.register(host, SHELL, priority=HOST_SHELL_PRIORITY, health=host.health)
+    return sandbox
 
 
 def build_image(settings: Settings, *, force: bool, mirror: str | None) -> int:
     """`lancelot sandbox build`: build the image if missing; print what happened; exit code."""
-    from core.errors import ToolFailed
+    from core.errors import ToolFailed, ToolUnavailable
     from core.tools.sandbox.image import build, exists
 
     image = settings.sandbox.image
@@ -63,7 +68,7 @@ def build_image(settings: Settings, *, force: bool, mirror: str | None) -> int:
         if force or not exists(engine, image):
             print(f"building {image} from Debian packages (a few minutes)...", file=sys.stderr)
         report = build(engine, image, mirror=mirror or settings.sandbox.mirror, force=force)
-    except ToolFailed as exc:
+    except (ToolFailed, ToolUnavailable) as exc:
         print(f"lancelot: sandbox build failed: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -1,10 +1,9 @@
-"""The shell sandbox: hardened Docker containers in a warm pool, the host shell, the choice."""
+"""The shell providers: hardened Docker containers in a warm pool, and the host shell."""
 
 from core.tools.sandbox.docker_sandbox import DockerSandbox
 from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.host import HostShell
 from core.tools.sandbox.limits import SandboxLimits
-from core.tools.sandbox.selector import ShellRunner
 
 __all__ = [
     "DockerEngine",
@@ -12,5 +11,4 @@ __all__ = [
     "HostShell",
     "SandboxLimits",
     "SandboxUnavailable",
-    "ShellRunner",
 ]

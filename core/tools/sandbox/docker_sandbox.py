@@ -78,12 +78,14 @@ class DockerSandbox:
         except Exception as exc:  # the engine may be down; commands will say so
             log.info("sandbox pool not warmed: %s", exc)
 
+    async def health(self) -> str | None:
+        """For the router: None if commands can run in the sandbox now, else why not."""
+        return await asyncio.to_thread(self._engine.usable, self.limits.image)
+
     async def unavailable(self) -> str | None:
         """For health: None if commands can run in the sandbox now (or nothing wanted it yet),
         else the short reason."""
-        if not self._wanted:
-            return None
-        return await asyncio.to_thread(self._engine.usable, self.limits.image)
+        return await self.health() if self._wanted else None
 
     async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
         """Run exactly `action` in an idle container, after checking its capability token.
@@ -127,7 +129,7 @@ class DockerSandbox:
             exit_code = reader.result()
             self.pool.release(container)
             text, cut = sink.text()
-            return ToolResult(exit_code, text, cut, runner=self.name)
+            return ToolResult(exit_code, text, cut)
         # Timed out (or flooding output): the container goes, with every process in it.
         await asyncio.to_thread(self._kill_now, container)
         self.pool.discard(container)
@@ -139,7 +141,7 @@ class DockerSandbox:
             if sink.overflowed
             else f"killed: still running after {self.limits.timeout_seconds:g} s"
         )
-        return ToolResult(TIMED_OUT, f"{text}\n[{why}]".strip(), True, runner=self.name)
+        return ToolResult(TIMED_OUT, f"{text}\n[{why}]".strip(), True)
 
     def _exec_now(self, container: str, command: str, sink: OutputSink) -> int:
         from docker.errors import DockerException

@@ -8,7 +8,7 @@ import socket
 import threading
 from typing import Any
 
-from core.errors import ToolFailed
+from core.errors import ToolUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -18,8 +18,9 @@ BUILD_HINT = "run `lancelot sandbox build`"
 API_VERSION = "1.41"
 
 
-class SandboxUnavailable(ToolFailed):
-    """The sandbox cannot run commands right now: the engine is down or the image is missing."""
+class SandboxUnavailable(ToolUnavailable):
+    """The sandbox cannot run commands right now (the engine is down, the image is missing);
+    nothing ran, so the router may hand the command to another provider."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, user_message=message)

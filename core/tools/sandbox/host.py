@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 
-from core.errors import PolicyDenied
+from core.errors import ToolUnavailable
 from core.features import FeatureFlags
 from core.governance.action import ToolAction
 from core.governance.capability import CapabilityTokens
@@ -17,6 +17,7 @@ from core.tools.workspace import Workspace
 
 TIMED_OUT = 124
 FLAG = "TOOLS_HOST_EXECUTION"
+OFF = "host execution is off (FEATURE_TOOLS_HOST_EXECUTION)"
 
 
 class HostShell:
@@ -42,15 +43,17 @@ class HostShell:
         """Whether the owner allowed host execution (read on every use: SIGHUP may flip it)."""
         return self._features.enabled(FLAG)
 
+    async def health(self) -> str | None:
+        """For the router: None when host execution is allowed, else why not."""
+        return None if self.enabled else OFF
+
     async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
-        """Run exactly `action` on the host, after checking its capability token and the flag."""
+        """Run exactly `action` on the host, after checking its capability token and the flag
+        (ToolUnavailable while it is off: nothing ran, another provider may)."""
         self._capabilities.check(capability, action.digest)
-        if not self.enabled:
-            raise PolicyDenied(
-                "host-execution-off",
-                ("Use the sandbox, or set FEATURE_TOOLS_HOST_EXECUTION=true.",),
-                message="host execution is off (FEATURE_TOOLS_HOST_EXECUTION)",
-            )
+        reason = await self.health()
+        if reason is not None:
+            raise ToolUnavailable(reason)
         process = await asyncio.create_subprocess_exec(
             "/bin/sh",
             "-c",
@@ -73,9 +76,9 @@ class HostShell:
             await process.wait()
             text, _ = sink.text()
             note = f"[killed: still running after {self._timeout:g} s]"
-            return ToolResult(TIMED_OUT, f"{text}\n{note}".strip(), True, runner=self.name)
+            return ToolResult(TIMED_OUT, f"{text}\n{note}".strip(), True)
         text, cut = sink.text()
-        return ToolResult(code, text, cut, runner=self.name)
+        return ToolResult(code, text, cut)
 
     def _environment(self) -> dict[str, str]:
         """A small environment: the process's own may hold tokens a command must not see."""

@@ -9,6 +9,7 @@ import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import load_settings
+from core.features import FeatureFlags
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
@@ -46,7 +47,7 @@ async def test_safe_repl_commands_still_run_and_say_where(app_without_engine: La
     card = await say(app, phone, "/run ls /workspace")
     assert "exit 0" in card.body
     assert "notes.txt" in card.body
-    assert "ran in SafeREPL because the sandbox is unavailable" in card.body
+    assert "(ran on safe_repl; skipped docker: the sandbox engine is not reachable" in card.body
     await app.ledger.flush()
     page = await app.ledger.page(ReceiptQuery(action_type="tool_run", limit=10))
     assert [r.decoded("metadata")["runner"] for r in page.receipts] == ["safe_repl"]
@@ -78,3 +79,20 @@ async def test_a_missing_image_tells_the_owner_to_build_it(
     assert "lancelot-sandbox:not-built-here is missing" in card.body
     assert "run `lancelot sandbox build`" in card.body
     assert any("lancelot sandbox build" in r for r in snapshot.degraded_reasons)
+
+
+async def test_with_host_execution_on_the_host_shell_stands_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    monkeypatch.setenv("FEATURE_TOOLS_HOST_EXECUTION", "true")
+    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
+    async with assemble(settings, web=False, features=FeatureFlags()) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        card = await say(app, phone, "/run uname -s")
+        await app.ledger.flush()
+        page = await app.ledger.page(ReceiptQuery(action_type="tool_run", limit=10))
+    assert "exit 0\nLinux" in card.body
+    assert "(ran on host; skipped docker: the sandbox engine is not reachable" in card.body
+    assert [r.decoded("metadata")["runner"] for r in page.receipts] == ["host"]
