@@ -1,4 +1,4 @@
-"""The `lancelot` command: run, chat, receipts verify."""
+"""The `lancelot` command: run, chat, receipts verify, soul lint, sandbox build."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
     lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
     lint.add_argument("file", type=Path)
+    sandbox = commands.add_parser("sandbox", help="shell sandbox tools")
+    sandbox_cmd = sandbox.add_subparsers(dest="sandbox_command", required=True)
+    build = sandbox_cmd.add_parser("build", help="build the sandbox image from Debian packages")
+    build.add_argument("--force", action="store_true", help="rebuild even if the image exists")
+    build.add_argument("--mirror", help="Debian mirror URL (default: the one apt uses)")
     return parser
 
 
@@ -73,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "receipts":
             return asyncio.run(_verify(settings))
+        if args.command == "sandbox":
+            from bot.sandbox import build_image
+
+            return build_image(settings, force=args.force, mirror=args.mirror)
         from bot.runner import serve
 
         return asyncio.run(serve(settings, mode=args.command))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.sandbox import add_shell_providers
 from bot.tools import build_tool_router
 from core.commands import CommandRegistry
 from core.errors import StorageError
@@ -80,6 +81,7 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     router = build_tool_router(app.settings, app.features, workspace, capabilities)
+    await add_shell_providers(app, router, workspace, capabilities)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)
     store = ApprovalStore(app.state)

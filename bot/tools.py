@@ -17,9 +17,7 @@ from core.tools.workspace import Workspace
 
 SHELL = ("shell.exec",)
 # Higher runs first. The Docker sandbox goes above SafeREPL, host execution (only with
-# FEATURE_TOOLS_HOST_EXECUTION) between them and never in safe mode:
-#   router.register(sandbox, SHELL, priority=SANDBOX_PRIORITY, health=sandbox.health, local=True)
-#   router.register(host, SHELL, priority=HOST_SHELL_PRIORITY, health=host.health)
+# FEATURE_TOOLS_HOST_EXECUTION) between them and never in safe mode (bot/sandbox.py adds both).
 SANDBOX_PRIORITY = 10
 HOST_SHELL_PRIORITY = 5
 SAFE_REPL_PRIORITY = 0

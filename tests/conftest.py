@@ -25,3 +25,5 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANCELOT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LANCELOT_CONFIG", str(REPO / "config" / "lancelot.yaml"))
+    # No warm sandbox containers for apps that never run a command (tests that do, warm it).
+    monkeypatch.setenv("LANCELOT_SANDBOX_WARM_AT_START", "false")

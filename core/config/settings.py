@@ -92,6 +92,14 @@ class SandboxSettings(Section):
     """The Docker sandbox for shell commands."""
 
     image: str = "lancelot-sandbox:latest"
+    pool_size: int = Field(default=2, ge=1, le=16)
+    warm_at_start: bool = True
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    memory_mb: int = Field(default=512, ge=16)
+    cpus: float = Field(default=1.0, gt=0)
+    pids: int = Field(default=128, ge=16)
+    tmpfs_mb: int = Field(default=64, ge=1)
+    mirror: str | None = None  # Debian mirror for `lancelot sandbox build`; default: apt's own
 
 
 class ToolsSettings(Section):

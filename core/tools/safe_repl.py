@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from core.errors import PolicyDenied, ToolFailed
+from core.errors import ToolUnavailable
 from core.governance.action import ToolAction
 from core.governance.capability import CapabilityTokens
 from core.tools.base import ToolResult, bounded
@@ -51,15 +51,13 @@ class SafeRepl:
         """Run one command line (after checking its capability token) in a thread."""
         self._capabilities.check(capability, action.digest)
         command = action.command or ""
+        # Unavailable rather than failed: nothing ran, and the router's reply then names why
+        # the sandbox (which runs these) could not.
         if SHELL_SYNTAX.search(command):
-            raise PolicyDenied(
-                "safe-repl-no-shell",
-                ("Run one command at a time.",),
-                message="pipes, redirects and substitutions need the sandbox",
-            )
+            raise ToolUnavailable("pipes, redirects and substitutions need the sandbox")
         words = shlex.split(command)
         if not words or words[0] not in self._table:
-            raise ToolFailed(f"SafeREPL runs only: {', '.join(self.COMMANDS)}")
+            raise ToolUnavailable(f"SafeREPL runs only: {', '.join(self.COMMANDS)}")
         try:
             output = await asyncio.to_thread(self._table[words[0]], words[1:])
             code = 0

@@ -51,6 +51,7 @@ def settings_for(tg: FakeTelegram, home: Path, **env: str) -> Settings:
             "TELEGRAM_OWNER_ID": str(OWNER),
             "TELEGRAM_API_BASE_URL": tg.base_url,
             "LANCELOT_WEB_PORT": str(free_port()),
+            "LANCELOT_SANDBOX_WARM_AT_START": "false",  # containers only for tests that /run
             **env,
         }
     )
