@@ -15,8 +15,10 @@ from aiohttp import web
 
 from bot.governance import wire_governance
 from bot.home import load_secret, prepare_home
+from bot.scheduler import wire_scheduler
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
+from core.alerts import HealthAlerts
 from core.basic_commands import VERSION, BasicCommands
 from core.bus import Bus
 from core.channel import Channel
@@ -30,6 +32,7 @@ from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
+from core.scheduler import Scheduler
 from core.security.gate import InputGate
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.redaction import Redactor
@@ -37,6 +40,7 @@ from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.state import open_state_db
+from soul import Soul
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +62,9 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
+    soul: Callable[[], Soul] | None = None  # the active Soul, when governance is on
+    scheduler: Scheduler | None = None
+    alerts: HealthAlerts | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -178,6 +185,7 @@ async def assemble(
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
+        await wire_scheduler(app, clock)
         orchestrator = Orchestrator(
             app.bus,
             ledger,

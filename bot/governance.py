@@ -60,6 +60,7 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     approvals left from before a restart and expires stale ones).
     """
     keeper = load_soul(app.home)
+    app.soul = keeper
     crusader = CrusaderMode(app.state)
     await crusader.setup()
     capabilities = CapabilityTokens(secret)
