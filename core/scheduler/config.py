@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.errors import ConfigError
+from core.scheduler.crontab import crontab_trigger
 
 Tier = Literal["T0", "T1", "T2", "T3"]
 
@@ -56,7 +56,7 @@ class JobSpec(BaseModel):
             raise ValueError("give exactly one of every_seconds or cron")
         if self.cron is not None:
             try:
-                CronTrigger.from_crontab(self.cron, timezone="UTC")
+                crontab_trigger(self.cron, "UTC")
             except ValueError as exc:
                 raise ValueError(f"cron {self.cron!r}: {exc}") from None
         return self

@@ -165,9 +165,10 @@ class Scheduler:
         self.lateness.append(late)
         self.last_tick_at = self.wall.time()
 
-    async def run_pending(self) -> int:
-        """Claim and run every job due by the clock now, and wait for them (tests drive the
-        scheduler with this under a controlled clock). Returns how many were started."""
+    async def run_pending(self, *, wait: bool = True) -> int:
+        """Claim and run every job due by the clock now, and wait for them unless told not
+        to (tests drive the scheduler with this under a controlled clock). Returns how many
+        runs were started."""
         now = self.wall.time()
         self.last_tick_at = now
         started = 0

@@ -5,14 +5,24 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from core.scheduler.config import JobSpec
+from core.scheduler.crontab import crontab_trigger
 
 # Interval jobs fire on a fixed grid from this instant, so a restart keeps the same times.
 ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)
-MAX_STEPS = 100_000  # fire times walked when counting what a long downtime missed
+MAX_STEPS = 100_000
+DAYS = (
+    "sun",
+    "mon",
+    "tue",
+    "wed",
+    "thu",
+    "fri",
+    "sat",
+    "sun",
+)  # fire times walked when counting what a long downtime missed
 
 
 def trigger_for(spec: JobSpec) -> BaseTrigger:
@@ -21,7 +31,7 @@ def trigger_for(spec: JobSpec) -> BaseTrigger:
     if spec.every_seconds is not None:
         return IntervalTrigger(seconds=spec.every_seconds, start_date=ANCHOR, timezone=zone)
     assert spec.cron is not None
-    return CronTrigger.from_crontab(spec.cron, timezone=zone)
+    return crontab_trigger(spec.cron, zone)
 
 
 def next_after(trigger: BaseTrigger, after: float) -> float | None:
