@@ -175,10 +175,10 @@ class Scheduler:
         for spec in self.specs.values():
             state = await self.store.job(spec.name)
             if state and not state.paused and state.next_run_at and state.next_run_at <= now:
-                started += await self._claim_and_run(
-                    spec, state.next_run_at, state.next_run_at, now
-                )
-        await self.idle()
+                due = state.next_run_at
+                started += await self._claim_and_run(spec, due, due, now)
+        if wait:
+            await self.idle()
         return started
 
     async def idle(self) -> None:
