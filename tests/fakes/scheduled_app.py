@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.app import Lancelot, assemble
 from core.channel import Channel
 from core.config import load_settings
+from core.features import FeatureFlags
 from core.outbox import DeliveryPolicy
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
@@ -48,7 +49,10 @@ async def scheduled_app(
             **(env or {}),
         }
     )
-    async with assemble(settings, web=web, clock=clock, delivery=QUICK) as app:
+    features = FeatureFlags(env or {})
+    async with assemble(
+        settings, features=features, web=web, clock=clock, delivery=QUICK
+    ) as app:
         for channel in channels or (MemoryChannel(),):
             await app.attach(channel, durable=durable)
         for target, runner in (runners or {}).items():
