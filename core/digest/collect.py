@@ -90,6 +90,8 @@ async def collect(
             data.approvals_decided[kind.removeprefix("approval_")] = count
     data.approvals_pending = await _pending_approvals(state)
     for failed in await receipts_between(ledger, since, until, status="failure"):
+        if failed.action_type in HEALTH_KINDS:
+            continue  # reported as health transitions
         reason = (failed.error_message or "")[:80]
         data.failures.append(f"{failed.action_type}/{failed.action_name}: {reason}".rstrip(": "))
     for kind in HEALTH_KINDS:
