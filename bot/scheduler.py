@@ -62,9 +62,16 @@ def _register_jobs(
 ) -> None:
     builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store, app.state)
     digest = DigestService(
-        app.bus, app.ledger, app.home / "ledger.db", app.state, store, app.tokens, wall,
-        viewer=app.viewer if app.web_port is not None else None, public_url=app.settings.public_url,
-    )  # fmt: skip
+        app.bus,
+        app.ledger,
+        app.home / "ledger.db",
+        app.state,
+        store,
+        app.tokens,
+        wall,
+        viewer=app.viewer if app.web_port is not None else None,
+        public_url=app.settings.public_url,
+    )
     scheduler.register("builtin:health_sweep", builtins.health_sweep)
     scheduler.register("builtin:memory_cleanup", builtins.memory_cleanup)
     scheduler.register("builtin:credential_rotation", builtins.credential_rotation)

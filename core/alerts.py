@@ -189,7 +189,7 @@ class HealthAlerts:
             "That spell is over."
             if episode is None
             else (
-                f"Checks seen failing: {', '.join(sorted(episode.seen))}. "
+                f"Problems seen: {', '.join(sorted(episode.seen))}. "
                 f"State now: {self.state}; alerts {'muted' if self._muted() else 'on'}."
             )
         )

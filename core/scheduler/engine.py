@@ -121,10 +121,17 @@ class Scheduler:
             await self._claim_and_run(spec, due, latest, now, "catch_up", missed=count - 1)
             return
         run_id = await self.store.claim(
-            spec.name, due, fresh, scheduled_for=latest, now=now, trigger="catch_up",
-            outcome=Outcome.MISSED, gate="downtime", detail=f"{count} run(s) missed while down",
+            spec.name,
+            due,
+            fresh,
+            scheduled_for=latest,
+            now=now,
+            trigger="catch_up",
+            outcome=Outcome.MISSED,
+            gate="downtime",
+            detail=f"{count} run(s) missed while down",
             missed=count,
-        )  # fmt: skip
+        )
         if run_id is not None:
             ctx = JobContext(spec.name, run_id, latest, "catch_up")
             self.record(run_receipt(spec, ctx, Outcome.MISSED, f"missed {count}", "downtime"))
@@ -199,10 +206,16 @@ class Scheduler:
         new_next = next_after(self._triggers[spec.name], max(due, now))
         busy = spec.name in self._active
         run_id = await self.store.claim(
-            spec.name, due, new_next, scheduled_for=scheduled_for, now=now, trigger=trigger,
+            spec.name,
+            due,
+            new_next,
+            scheduled_for=scheduled_for,
+            now=now,
+            trigger=trigger,
             outcome=Outcome.SKIPPED if busy else Outcome.RUNNING,
-            gate="already_running" if busy else None, missed=missed,
-        )  # fmt: skip
+            gate="already_running" if busy else None,
+            missed=missed,
+        )
         if run_id is None:
             return 0  # someone else claimed this run
         self._arm(spec.name, new_next)

@@ -50,9 +50,7 @@ async def scheduled_app(
         }
     )
     features = FeatureFlags(env or {})
-    async with assemble(
-        settings, features=features, web=web, clock=clock, delivery=QUICK
-    ) as app:
+    async with assemble(settings, features=features, web=web, clock=clock, delivery=QUICK) as app:
         for channel in channels or (MemoryChannel(),):
             await app.attach(channel, durable=durable)
         for target, runner in (runners or {}).items():

@@ -45,8 +45,13 @@ def _day_of_activity(start: float) -> list[Receipt]:
     return [
         *(r("tool_run", "shell", metadata={"tier": "T0"}) for _ in range(3)),
         r("tool_run", "shell", metadata={"tier": "T1"}),
-        r("tool_run", "shell", metadata={"tier": "T2"}, status=ReceiptStatus.FAILURE,
-          error_message="exit code 1"),  # fmt: skip
+        r(
+            "tool_run",
+            "shell",
+            metadata={"tier": "T2"},
+            status=ReceiptStatus.FAILURE,
+            error_message="exit code 1",
+        ),
         r("approval_granted"),
         r("approval_denied"),
         r("approval_expired"),
@@ -54,8 +59,12 @@ def _day_of_activity(start: float) -> list[Receipt]:
         r("router_decision", "local", token_count=500, metadata={"cost_usd": 0.005}),
         r("health_degraded", "health", status=ReceiptStatus.FAILURE),
         r("health_recovered", "health"),
-        r("scheduled_job_skipped", "nightly", status=ReceiptStatus.SKIPPED,
-          metadata={"gate": "downtime", "outcome": "missed"}),  # fmt: skip
+        r(
+            "scheduled_job_skipped",
+            "nightly",
+            status=ReceiptStatus.SKIPPED,
+            metadata={"gate": "downtime", "outcome": "missed"},
+        ),
     ]
 
 

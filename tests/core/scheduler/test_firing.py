@@ -109,7 +109,14 @@ async def test_a_run_is_claimed_once_even_when_two_race(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("weekdays", "expected"),
-    [("1-5", [1, 2, 3, 4, 5]), ("0", [7]), ("7", [7]), ("0-2", [1, 2, 7]), ("*/2", [2, 4, 6, 7]), ("1-5/2", [1, 3, 5])],
+    [
+        ("1-5", [1, 2, 3, 4, 5]),
+        ("0", [7]),
+        ("7", [7]),
+        ("0-2", [1, 2, 7]),
+        ("*/2", [2, 4, 6, 7]),
+        ("1-5/2", [1, 3, 5]),
+    ],
 )
 def test_crontab_weekdays_mean_what_cron_means(weekdays: str, expected: list[int]) -> None:
     from core.scheduler.crontab import crontab_trigger

@@ -90,9 +90,7 @@ async def test_each_gate_skips_with_a_receipt_and_approval_runs_it(tmp_path: Pat
         clock.advance(60)
         await scheduler(app).run_pending()
         last = (await receipts(app, "scheduled_job_skipped"))[-4:]
-        assert any(
-            r.action_name == "thinker" and "not healthy" in r.outputs for r in last
-        )
+        assert any(r.action_name == "thinker" and "not healthy" in r.outputs for r in last)
 
 
 async def test_nothing_runs_before_onboarding_is_ready(tmp_path: Path) -> None:
