@@ -9,29 +9,28 @@ it. With a controlled clock (tests) the timer is off and `run_pending()` drives 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.date import DateTrigger
 
 from core.clock import WallClock
+from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
 from core.scheduler.execution import ApprovalAsker, JobContext, JobRunner, execute
 from core.scheduler.gates import Gates
 from core.scheduler.receipts import run_receipt
 from core.scheduler.store import JobState, Outcome, SchedulerStore
+from core.scheduler.timer import Timer
 from core.scheduler.triggers import missed_between, next_after, trigger_for
 
 log = logging.getLogger(__name__)
 
 OVERDUE_AFTER = 60.0  # seconds a due run may wait unclaimed before health says "not ticking"
+HEARTBEAT = 10.0  # seconds between the timer's own checks
 
 
 class Scheduler:
@@ -41,11 +40,12 @@ class Scheduler:
         self,
         specs: tuple[JobSpec, ...],
         store: SchedulerStore,
-        ledger_append: Callable[..., None],
+        ledger_append: Callable[[Receipt], None],
         gates: Gates,
         wall: WallClock,
         *,
         timer: bool = True,
+        heartbeat: float = HEARTBEAT,
     ) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self._triggers: dict[str, BaseTrigger] = {s.name: trigger_for(s) for s in specs}
@@ -53,9 +53,8 @@ class Scheduler:
         self.record = ledger_append
         self.gates = gates
         self.wall = wall
-        self._timer = timer
+        self._timer = Timer(self._fire, self._heartbeat, heartbeat) if timer else None
         self._runners: dict[str, JobRunner] = {}
-        self._aps: AsyncIOScheduler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._active: set[str] = set()
         self.ask_approval: ApprovalAsker | None = None  # set by the /jobs commands
@@ -70,7 +69,7 @@ class Scheduler:
     @property
     def running(self) -> bool:
         """Started and not stopped."""
-        return self.started.is_set() and (not self._timer or bool(self._aps and self._aps.running))
+        return self.started.is_set() and (self._timer is None or self._timer.running)
 
     async def __aenter__(self) -> Self:
         await self.store.open()
@@ -82,8 +81,8 @@ class Scheduler:
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._aps is not None and self._aps.running:
-            self._aps.shutdown(wait=False)
+        if self._timer is not None:
+            self._timer.stop()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -95,13 +94,26 @@ class Scheduler:
         if self.started.is_set():
             return
         now = self.wall.time()
-        if self._timer:
-            self._aps = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
-            self._aps.start()
+        if self._timer is not None:
+            self._timer.start()
         for spec in self.specs.values():
             await self._catch_up(spec, now)
         self.last_tick_at = now
         self.started.set()
+
+    async def _heartbeat(self) -> None:
+        """The timer's own tick: re-arm any job whose timer was lost and fire any run left
+        unclaimed past its time (the timer never silently stops a job)."""
+        now = self.wall.time()
+        self.last_tick_at = now
+        for spec in self.specs.values():
+            state = await self.store.job(spec.name)
+            if state is None or state.paused or state.next_run_at is None:
+                continue
+            if state.next_run_at <= now - HEARTBEAT:
+                await self._fire(spec.name, state.next_run_at)
+            elif self._timer is not None and not self._timer.armed(spec.name):
+                self._arm(spec.name, state.next_run_at)
 
     async def _catch_up(self, spec: JobSpec, now: float) -> None:
         trigger = self._triggers[spec.name]
@@ -138,22 +150,12 @@ class Scheduler:
         self._arm(spec.name, fresh)
 
     def _arm(self, name: str, at: float | None) -> None:
-        if self._aps is None or at is None:
-            return
-        self._aps.add_job(
-            self._fire,
-            DateTrigger(run_date=datetime.fromtimestamp(at, UTC)),
-            args=[name, at],
-            id=name,
-            replace_existing=True,
-            misfire_grace_time=None,
-            coalesce=True,
-        )
+        if self._timer is not None:
+            self._timer.arm(name, at)
 
     def _disarm(self, name: str) -> None:
-        if self._aps is not None:
-            with contextlib.suppress(Exception):
-                self._aps.remove_job(name)
+        if self._timer is not None:
+            self._timer.disarm(name)
 
     async def _fire(self, name: str, armed_for: float) -> None:
         """The timer's callback: claim the due run and start it (without waiting for it)."""
