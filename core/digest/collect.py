@@ -112,7 +112,7 @@ async def _jobs(ledger: ReceiptStore, since: float, until: float, data: DigestDa
         for run in await receipts_between(ledger, since, until, action_type=kind):
             meta = _meta(run)
             outcome = str(meta.get("outcome") or kind.removeprefix("scheduled_job_"))
-            data.jobs[outcome] += 1
+            data.jobs[f"{run.action_name} {outcome}"] += 1
             if outcome == "missed":
                 data.misses.append(f"{run.action_name} ({run.timestamp[:16].replace('T', ' ')})")
 

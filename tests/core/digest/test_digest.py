@@ -84,7 +84,7 @@ async def test_digest_after_a_scripted_day(tmp_path: Path) -> None:
         assert fields["Approvals"] == "decided: denied 1, expired 1, granted 1; pending: 1"
         assert fields["Failures"] == "1"
         assert [h.split()[1] for h in fields["Health"].split(", ")] == ["degraded", "recovered"]
-        assert fields["Jobs"] == "missed 1"
+        assert fields["Jobs"] == "nightly missed 1"
         assert fields["Tokens"] == "1,500 ($0.0150)"
         assert fields["Ledger"].startswith("verified, ")
         assert "Missed while down: nightly" in digest.body
