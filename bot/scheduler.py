@@ -100,8 +100,9 @@ async def _start_when_ready(app: Lancelot, scheduler: Scheduler) -> None:
     await app.health.wait_ready()
     try:
         await scheduler.start()
-    except Exception:  # the app keeps serving; health reports the scheduler as not running
+    except Exception as exc:  # the app keeps serving; health reports the scheduler down
         log.exception("scheduler: could not start")
+        scheduler.start_error = type(exc).__name__
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -33,6 +33,8 @@ def scheduler_check(scheduler: Scheduler) -> HealthCheck:
     """Degraded when the scheduler stopped, or a due run went unclaimed for a minute."""
 
     async def check() -> str | None:
+        if scheduler.start_error is not None:
+            return "scheduler: could not start"
         if not scheduler.started.is_set():
             return None  # not started yet (startup is reported on its own)
         if not scheduler.running:

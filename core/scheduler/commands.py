@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.bus import Bus
@@ -31,6 +31,7 @@ class JobCommands:
     tokens: ActionTokens
     bus: Bus
     ledger: ReceiptStore
+    asking: dict[str, str] = field(default_factory=dict)  # job -> its undecided approval card
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /jobs, its buttons, and the approval buttons of gated jobs."""
@@ -120,8 +121,12 @@ class JobCommands:
         self.ledger.append(Receipt(action_type=kind, action_name=name, metadata={"via": "owner"}))
 
     async def ask_approval(self, spec: JobSpec, ctx: JobContext) -> None:
-        """A gated job fell due: ask the owner with an approval card (Approve / Deny)."""
+        """A gated job fell due: ask the owner with an approval card (Approve / Deny), unless
+        an earlier card for it is still undecided (a frequent job does not pile up cards)."""
+        if spec.name in self.asking:
+            return
         card_id = f"job-approval-{spec.name}-{ctx.run_id}"
+        self.asking[spec.name] = card_id
         payload = {"job": spec.name, "run_id": ctx.run_id}
         card = Card(
             kind=CardKind.APPROVAL,
@@ -137,8 +142,13 @@ class JobCommands:
         )
         await self.bus.broadcast(card, key=card_id)
 
+    def _decided(self, name: str | None, card_id: str) -> None:
+        if name is not None and self.asking.get(name) == card_id:
+            del self.asking[name]
+
     async def _approve(self, ctx: PressContext) -> Card:
         name = self._job(ctx)
+        self._decided(name, ctx.card_id)
         if name is None:
             return Card(kind=CardKind.APPROVAL, title="Unknown job", correlation_id=ctx.card_id)
         run_id = await self.scheduler.run_now(name, approved=True)
@@ -155,6 +165,7 @@ class JobCommands:
         )
 
     async def _deny(self, ctx: PressContext) -> Card:
+        self._decided(self._job(ctx), ctx.card_id)
         name = self._job(ctx) or "?"
         self.ledger.append(
             Receipt(

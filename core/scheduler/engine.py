@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 OVERDUE_AFTER = 60.0  # seconds a due run may wait unclaimed before health says "not ticking"
 HEARTBEAT = 10.0  # seconds between the timer's own checks
+STOP_GRACE = 10.0  # seconds a stop waits for runs in progress before cancelling them
 
 
 class Scheduler:
@@ -60,6 +61,8 @@ class Scheduler:
         self.ask_approval: ApprovalAsker | None = None  # set by the /jobs commands
         self.started = asyncio.Event()
         self.last_tick_at: float | None = None
+        self.start_error: str | None = None  # set when start() failed (health reports it)
+        self.stop_grace = STOP_GRACE
         self.lateness: deque[float] = deque(maxlen=100_000)  # seconds late, per timed fire
 
     def register(self, target: str, runner: JobRunner) -> None:
@@ -83,6 +86,8 @@ class Scheduler:
     ) -> None:
         if self._timer is not None:
             self._timer.stop()
+        if self._tasks:  # let runs in progress finish (a digest being handed to the outbox)
+            await asyncio.wait(list(self._tasks), timeout=self.stop_grace)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

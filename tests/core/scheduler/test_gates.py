@@ -62,6 +62,9 @@ async def test_each_gate_skips_with_a_receipt_and_approval_runs_it(tmp_path: Pat
         # Each gated run asked the owner with an approval card.
         asks = [c for _, c in phone.delivered if c.kind is CardKind.APPROVAL]
         assert sorted(c.title for c in asks) == ["Run mover?", "Run rotation?"]
+        clock.advance(60)  # due again, still undecided: skipped again, but no second card
+        await scheduler(app).run_pending()
+        assert len([c for _, c in phone.delivered if c.kind is CardKind.APPROVAL]) == 2
         rotation = next(c for c in asks if c.title == "Run rotation?")
         edited = await tap(app, phone, rotation, "Approve")
         assert edited is not None
