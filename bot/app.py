@@ -13,9 +13,11 @@ from pathlib import Path
 import aiosqlite
 from aiohttp import web
 
-from bot.governance import wire_governance
+from bot.agent import wire_agent
+from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
 from bot.scheduler import wire_scheduler
+from bot.skills import wire_skills
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
 from core.alerts import HealthAlerts
@@ -40,7 +42,6 @@ from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.state import open_state_db
-from soul import Soul
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
-    soul: Callable[[], Soul] | None = None  # the active Soul, when governance is on
+    governance: GovernanceKit | None = None
     scheduler: Scheduler | None = None
     alerts: HealthAlerts | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
@@ -185,6 +186,9 @@ async def assemble(
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
+            if app.features.enabled("SKILLS") and app.governance is not None:
+                await wire_skills(app, app.governance)
+        wire_agent(app)
         await wire_scheduler(app, clock)
         orchestrator = Orchestrator(
             app.bus,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.tools import build_tool_router
 from core.commands import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
@@ -16,12 +18,23 @@ from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.soul_commands import SoulCommands, SoulKeeper
-from core.tools.safe_repl import SafeRepl
+from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
 if TYPE_CHECKING:
     from bot.app import Lancelot
+
+
+@dataclass(frozen=True, slots=True)
+class GovernanceKit:
+    """The governance parts other subsystems (skills) act through."""
+
+    policy: PolicyEngine
+    executor: Executor
+    approvals: ApprovalService
+    keeper: SoulKeeper
+    tools: ToolRouter
 
 
 def load_soul(home: Path) -> SoulKeeper:
@@ -60,14 +73,15 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
     approvals left from before a restart and expires stale ones).
     """
     keeper = load_soul(app.home)
-    app.soul = keeper
     crusader = CrusaderMode(app.state)
     await crusader.setup()
     capabilities = CapabilityTokens(secret)
     policy = PolicyEngine(keeper, capabilities, crusader.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
-    executor = Executor(policy, SafeRepl(workspace, capabilities), app.ledger, journal)
+    router = build_tool_router(app.settings, app.features, workspace, capabilities)
+    app.health.register("tools", router.health)
+    executor = Executor(policy, router, app.ledger, journal)
     store = ApprovalStore(app.state)
     await store.setup()
     approvals = ApprovalService(
@@ -88,4 +102,8 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
+    app.governance = GovernanceKit(policy, executor, approvals, keeper, router)
+    app.status_fields["Tools"] = lambda: (
+        "safe mode (local only)" if router.in_safe_mode() else "all"
+    )
     return approvals

@@ -7,11 +7,15 @@ import contextlib
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
 from core.config import Settings
 from core.features import FeatureFlags
+
+if TYPE_CHECKING:
+    from bot.gchat.setup import GchatWiring
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,15 @@ async def _attach_console(app: Lancelot) -> ConsoleChannel:
     return console
 
 
+def _gchat_wiring(settings: Settings) -> GchatWiring | None:
+    if not (settings.gchat_enabled or settings.gchat.webhook_url is not None):
+        return None
+    # google-auth and its transport take a moment to import: only when Google Chat is on.
+    from bot.gchat.setup import GchatWiring
+
+    return GchatWiring(settings)
+
+
 async def serve(settings: Settings, *, mode: str) -> int:
     """`run`: everything configured. `chat`: the console conversation until end of input."""
     features = FeatureFlags()
@@ -54,10 +67,15 @@ async def serve(settings: Settings, *, mode: str) -> int:
         # python-telegram-bot and httpx take a second to import: only when Telegram is on.
         from bot.telegram import attach_telegram, webhook_endpoint
     hook = webhook_endpoint(settings) if telegram else None
-    routes = hook.routes() if hook is not None else ()
+    routes = hook.routes() if hook is not None else []
+    gchat = None if chat else _gchat_wiring(settings)
+    if gchat is not None:
+        routes = [*routes, *gchat.routes()]
     async with assemble(settings, features=features, web_optional=chat, routes=routes) as app:
         if telegram:
             await attach_telegram(app, webhook=hook)
+        if gchat is not None:
+            await gchat.attach(app)
         console = None
         channels_configured = settings.telegram_enabled or settings.gchat_enabled
         if chat or (not channels_configured and sys.stdin.isatty()):

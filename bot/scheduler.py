@@ -16,6 +16,7 @@ from core.health_checks import delivery_check, disk_check, scheduler_check
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.commands import JobCommands
+from soul import Soul
 
 if TYPE_CHECKING:
     from bot.app import Lancelot
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def _onboarding(app: Lancelot) -> str:
     """READY once the settings and the Soul are loaded (the settings are, if we got here)."""
-    return READY if app.soul is not None else "SOUL_NOT_LOADED"
+    return READY if app.governance is not None else "SOUL_NOT_LOADED"
 
 
 async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler:
@@ -45,7 +46,10 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
             return None
         return LOCAL_MODEL_CHECK not in (await app.health.check()).failing
 
-    gates = Gates(lambda: _onboarding(app), local_model, lambda: app.soul() if app.soul else None)
+    def soul() -> Soul | None:
+        return app.governance.keeper() if app.governance is not None else None
+
+    gates = Gates(lambda: _onboarding(app), local_model, soul)
     store = SchedulerStore(app.home / "scheduler.db")
     scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
     await app.stack.enter_async_context(scheduler)

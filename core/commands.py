@@ -50,6 +50,8 @@ class PressContext:
 CommandHandler = Callable[[CommandContext], Awaitable[Card | None]]
 # A press handler returns the card's new content (to edit every copy), or None to leave it.
 PressHandler = Callable[[PressContext], Awaitable[Card | None]]
+# Free text (not a command): (event, cleaned text, inbound receipt id) -> reply card.
+FreeTextHandler = Callable[[Inbound, str, str], Awaitable[Card]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ class CommandRegistry:
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
         self._actions: dict[str, PressHandler] = {}
+        self._free_text: FreeTextHandler | None = None
 
     def command(self, name: str, summary: str, handler: CommandHandler, usage: str = "") -> None:
         """Register one of the fixed commands."""
@@ -78,6 +81,15 @@ class CommandRegistry:
     def action(self, name: str, handler: PressHandler) -> None:
         """Register what a button action does."""
         self._actions[name] = handler
+
+    def free_text(self, handler: FreeTextHandler) -> None:
+        """Register who answers messages that are not commands (the agent)."""
+        self._free_text = handler
+
+    @property
+    def free_text_handler(self) -> FreeTextHandler | None:
+        """The registered free-text handler, if any."""
+        return self._free_text
 
     def get(self, name: str) -> Command | None:
         """A registered command by name (without the slash)."""

@@ -69,6 +69,10 @@ class ToolFailed(LancelotError):
     """A tool ran and failed."""
 
 
+class ToolUnavailable(TransientError):
+    """A tool provider cannot serve right now (engine down, feature off); another may."""
+
+
 class ProviderUnavailable(TransientError):
     """A model provider could not be reached or kept failing."""
 

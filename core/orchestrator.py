@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
 
 from core.bus import Bus
 from core.commands import (
     CommandContext,
     CommandHandler,
     CommandRegistry,
+    FreeTextHandler,
     PressContext,
     parse_command,
 )
@@ -24,9 +24,6 @@ from core.security.gate import InputGate
 from core.security.tokens import ActionTokens
 
 log = logging.getLogger(__name__)
-
-# Free text goes here when an agent exists: (event, cleaned text, receipt id) -> reply card.
-FreeTextHandler = Callable[[Inbound, str, str], Awaitable[Card]]
 
 NO_AGENT_REPLY = (
     "Free-form requests need a model provider, and none is configured. Set LANCELOT_PROVIDER "
@@ -137,10 +134,11 @@ class Orchestrator:
     async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
         parsed = parse_command(text)
         if parsed is None:
-            if self._free_text is None:
+            free_text = self._free_text or self._commands.free_text_handler
+            if free_text is None:
                 return reply("No model configured", NO_AGENT_REPLY)
             await self._bus.typing(event.channel, event.chat_id)
-            return await self._free_text(event, text, receipt_id)
+            return await free_text(event, text, receipt_id)
         name, args = parsed
         command = self._commands.get(name)
         if command is None:

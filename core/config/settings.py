@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -53,6 +54,25 @@ class GChatSettings(Section):
     service_account_file: Path | None = None
     space: str | None = None
     webhook_url: SecretStr | None = None
+    # Where Google's keys and the Chat API live (tests point these at local fakes).
+    api_base_url: str = "https://chat.googleapis.com/v1"
+    chat_certs_url: str = (
+        "https://www.googleapis.com/service_accounts/v1/metadata/x509/"
+        "chat@system.gserviceaccount.com"
+    )
+    id_token_certs_url: str = "https://www.googleapis.com/oauth2/v1/certs"  # noqa: S105 (a URL)
+    # Who may sign an ID token (endpoint-URL audience); add-on deployments add their own.
+    id_token_emails: tuple[str, ...] = ("chat@system.gserviceaccount.com",)
+    # How long an event waits for a synchronous answer before later cards are pushed.
+    reply_wait_seconds: float = Field(default=8.0, ge=0, le=25)
+    click_wait_seconds: float = Field(default=10.0, ge=0, le=25)
+
+    @field_validator("id_token_emails", mode="before")
+    @classmethod
+    def _split_emails(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
 
 
 class LLMSettings(Section):
@@ -72,6 +92,28 @@ class SandboxSettings(Section):
     """The Docker sandbox for shell commands."""
 
     image: str = "lancelot-sandbox:latest"
+
+
+class ToolsSettings(Section):
+    """The tool fabric: safe mode, network allowlist, deploy command, git identity."""
+
+    safe_mode: bool = False  # only local sandbox tools (also FEATURE_SAFE_MODE)
+    network_allowlist: tuple[str, ...] = ()  # hosts; "*.example.org" for subdomains
+    network_timeout_seconds: float = Field(default=20.0, gt=0)
+    max_response_bytes: int = Field(default=1 << 20, ge=1024)
+    deploy_command: tuple[str, ...] = ()  # an argument list, run in the workspace
+    deploy_timeout_seconds: float = Field(default=600.0, gt=0)
+    git_author: tuple[str, str] = ("Lancelot", "lancelot@localhost")
+
+    @field_validator("network_allowlist", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+    @field_validator("deploy_command", mode="before")
+    @classmethod
+    def _split_command(cls, value: object) -> object:
+        return tuple(shlex.split(value)) if isinstance(value, str) else value
 
 
 class LimitSettings(Section):
@@ -109,6 +151,7 @@ class Settings(Section):
     gchat: GChatSettings = GChatSettings()
     llm: LLMSettings = LLMSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    tools: ToolsSettings = ToolsSettings()
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()

@@ -20,6 +20,7 @@ from core.governance.action import ToolAction
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.execution import Executor
 from core.governance.policy import Decision
+from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.tokens import ActionTokens
@@ -59,6 +60,7 @@ class ApprovalService:
         self._remind_after = remind_after
         self._wake = asyncio.Event()
         self._expirer: asyncio.Task[None] | None = None
+        self._waiters = SettlementWaiters()
 
     async def __aenter__(self) -> Self:
         await self.reconcile()
@@ -77,6 +79,34 @@ class ApprovalService:
         self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
     ) -> Card:
         """Create the approval, send its card to the owner everywhere, return the card."""
+        approval = await self._create(action, decision, via, quest_id)
+        return await self._send_pending(approval)
+
+    async def request_and_wait(
+        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
+    ) -> Settlement:
+        """Ask the owner as request() does, then wait (only this caller) until the approval
+        is executed, denied, expired or interrupted. The decision may come from any copy."""
+        approval = await self._create(action, decision, via, quest_id)
+        # Listen before the card goes out, so even the fastest tap is not lost.
+        waiter = self._waiters.watch(approval.id)
+        try:
+            await self._send_pending(approval)
+            return await waiter
+        finally:
+            self._waiters.unwatch(approval.id, waiter)
+
+    async def _settle(self, approval_id: str, run_parent_id: str | None = None) -> None:
+        """Wake whoever waits for this approval with its final state."""
+        if not self._waiters.wanted(approval_id):
+            return
+        approval = await self._store.get(approval_id)
+        if approval is not None:
+            self._waiters.settle(Settlement(approval, run_parent_id))
+
+    async def _create(
+        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None
+    ) -> Approval:
         card_id = f"approval-{action.digest[:12]}-{int(self._clock() * 1000)}"
         approval = await self._store.create(
             action, decision.tier, decision.reason, card_id, via, self._timeout(), quest_id
@@ -92,6 +122,9 @@ class ApprovalService:
                 metadata={"policy": decision.snapshot(), "via": via},
             )
         )
+        return approval
+
+    async def _send_pending(self, approval: Approval) -> Card:
         card = await self._pending_card(approval)
         for ref in await self._bus.broadcast(card):
             await self._store.add_copy(approval.id, ref)
@@ -182,6 +215,7 @@ class ApprovalService:
                     ReceiptStatus.SUCCESS,
                     ctx.receipt_id,
                 )
+                await self._settle(approval.id)
         elif await self._store.move(
             approval.id,
             ApprovalState.PENDING,
@@ -213,6 +247,13 @@ class ApprovalService:
             parent_id=parent_id,
             quest_id=approval.quest_id,
             approval_id=approval.id,
+            policy={
+                "verdict": "needs_approval",
+                "tier": approval.tier,
+                "reason": approval.reason,
+                "approved_by": approval.decided_by,
+                "approved_via": approval.decided_via,
+            },
         )
         await self._store.move(
             approval_id,
@@ -221,6 +262,7 @@ class ApprovalService:
             finished_at=self._clock(),
             result=result,
         )
+        await self._settle(approval_id, parent_id)
 
     async def outcome_card(self, approval: Approval, note: str = "") -> Card:
         """The card after a decision: who, when, where, and what happened; no buttons."""
@@ -293,6 +335,7 @@ class ApprovalService:
                 ReceiptStatus.SKIPPED,
                 None,
             )
+            await self._settle(approval.id)
             await self._publish_outcome(approval.id)
 
     async def _expire_forever(self) -> None:

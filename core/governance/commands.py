@@ -38,6 +38,11 @@ def _facts(command: str, workspace: Workspace) -> dict[str, object]:
     return facts
 
 
+def shell_action(command: str, workspace: Workspace) -> ToolAction:
+    """The governed action for one shell command line in the workspace."""
+    return ToolAction(SHELL, command, _facts(command, workspace))
+
+
 @dataclass
 class GovernanceCommands:
     """Handlers wired by the composition root."""
@@ -81,6 +86,7 @@ class GovernanceCommands:
             capability=decision.capability,
             parent_id=ctx.receipt_id,
             quest_id=ctx.receipt_id,
+            policy=decision.snapshot(),
         )
         rolled_back = await self.executor.finish(ctx.receipt_id)
         if rolled_back is not None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from core.errors import PolicyDenied, ToolFailed
+from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
 from core.governance.action import ToolAction
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
@@ -13,6 +16,29 @@ from core.receipts.model import Receipt, ReceiptStatus
 from core.tools.base import CommandRunner, ToolResult
 
 HIGH_RISK = ("T2", "T3")
+MAX_RECEIPT_OUTPUT = 2000
+MAX_PARAM_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class _Trace:
+    """Where a run sits (quest, parent, approval) and what governance decided about it."""
+
+    tier: str
+    parent_id: str | None
+    quest_id: str | None
+    approval_id: str | None
+    policy: Mapping[str, object] | None
+
+
+def _bounded_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameters for the receipt: long text (a file's content, a patch) cut to its head."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, str) and len(value) > MAX_PARAM_CHARS:
+            value = f"{value[:MAX_PARAM_CHARS]}... [{len(value):,} characters]"
+        out[key] = value
+    return out
 
 
 class Executor:
@@ -39,27 +65,23 @@ class Executor:
         parent_id: str | None = None,
         quest_id: str | None = None,
         approval_id: str | None = None,
+        policy: Mapping[str, object] | None = None,
     ) -> str:
         """Run the action; return a short text of the outcome (exit code and output).
+
+        `policy` is the decision's snapshot, recorded in the receipt (approved actions get
+        one naming the approval when the caller has none).
 
         A T1 action is snapshotted first and verified afterwards (in the background); a T2 or
         T3 action first waits for the quest's verifications and does not run if one failed
         (its T1 steps are rolled back instead).
         """
+        trace = _Trace(tier, parent_id, quest_id, approval_id, policy)
         if tier in HIGH_RISK:
             rolled_back = await self.finish(quest_id)
             if rolled_back is not None:
                 reason = f"an earlier step failed its check and was undone ({rolled_back})"
-                await self._receipt(
-                    action,
-                    tier,
-                    None,
-                    reason,
-                    time.perf_counter(),
-                    parent_id,
-                    quest_id,
-                    approval_id,
-                )
+                await self._receipt(action, trace, None, reason, time.perf_counter())
                 return f"Not run: {reason}."
             await self._ledger.flush()  # everything before a risky step is on disk first
         snapshot = None
@@ -74,14 +96,16 @@ class Executor:
             result = await self._runner.run(action, token)
         except (PolicyDenied, PermissionError) as exc:
             result, error, text = None, str(exc), f"Refused by governance: {exc}"
-        except ToolFailed as exc:
+        except (ToolFailed, ToolUnavailable) as exc:
             result, error, text = None, str(exc), f"Failed: {exc}"
         if snapshot is not None and self._journal is not None:
             self._journal.verify_later(snapshot, result or ToolResult(1, error or ""))
-        await self._receipt(action, tier, result, error, started, parent_id, quest_id, approval_id)
+        await self._receipt(action, trace, result, error, started)
         if result is None:
             return text
         output = result.output.strip() or "(no output)"
+        if result.fallback:  # never degrade silently: say which provider ran instead
+            output += f"\n(ran on {result.provider}; skipped {result.fallback})"
         return f"exit {result.exit_code}\n{output}"
 
     async def finish(self, quest_id: str | None) -> str | None:
@@ -94,25 +118,34 @@ class Executor:
     async def _receipt(
         self,
         action: ToolAction,
-        tier: str,
+        trace: _Trace,
         result: ToolResult | None,
         error: str | None,
         started: float,
-        parent_id: str | None,
-        quest_id: str | None,
-        approval_id: str | None,
     ) -> None:
+        """The ToolReceipt: capability, action, provider, inputs (the ledger redacts them),
+        bounded outputs, the policy snapshot and the changed files with their hashes."""
         ok = result is not None and result.exit_code == 0
+        provider = (result.provider if result else None) or self._runner.name
+        policy = dict(trace.policy) if trace.policy is not None else {"tier": trace.tier}
+        if trace.approval_id is not None:
+            policy.setdefault("approval_id", trace.approval_id)
         receipt = Receipt(
             action_type="tool_run",
             action_name=action.capability,
-            inputs={"command": action.describe(), "action_hash": action.digest},
+            inputs={
+                "command": action.describe(),
+                "action_hash": action.digest,
+                "params": _bounded_params(action.params),
+            },
             outputs=(
                 {
                     "exit_code": result.exit_code,
-                    "output": result.output[:2000],
-                    "truncated": result.truncated,
+                    "output": result.output[:MAX_RECEIPT_OUTPUT],
+                    "truncated": result.truncated or len(result.output) > MAX_RECEIPT_OUTPUT,
                     "file_changes": result.file_changes,
+                    "provider": provider,
+                    "fallback": result.fallback,
                 }
                 if result
                 else None
@@ -120,11 +153,17 @@ class Executor:
             status=ReceiptStatus.SUCCESS if ok else ReceiptStatus.FAILURE,
             error_message=error,
             duration_ms=(time.perf_counter() - started) * 1000,
-            parent_id=parent_id,
-            quest_id=quest_id,
-            metadata={"tier": tier, "runner": self._runner.name, "approval_id": approval_id},
+            parent_id=trace.parent_id,
+            quest_id=trace.quest_id,
+            metadata={
+                "tier": trace.tier,
+                "runner": provider,
+                "provider": provider,
+                "approval_id": trace.approval_id,
+                "policy": policy,
+            },
         )
-        if tier in HIGH_RISK:
+        if trace.tier in HIGH_RISK:
             await self._ledger.append_durable(receipt)
         else:
             self._ledger.append(receipt)

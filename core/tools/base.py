@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from core.governance.action import ToolAction
@@ -12,12 +14,27 @@ MAX_OUTPUT = 3500
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool run produced: exit code, bounded output, files changed (name -> sha256)."""
+    """What a tool run produced: exit code, bounded output, files changed (name -> sha256,
+    None when removed), the provider that ran it and, when preferred providers were skipped,
+    why (the owner is told: nothing degrades silently)."""
 
     exit_code: int
     output: str
     truncated: bool = False
     file_changes: dict[str, str | None] = field(default_factory=dict)
+    provider: str | None = None
+    fallback: str | None = None
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a regular file (blocking: call it in a thread); None when it is not one."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def bounded(text: str, limit: int = MAX_OUTPUT) -> tuple[str, bool]:

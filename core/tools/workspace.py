@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from core.errors import PolicyDenied
 
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 MOUNT = PurePosixPath("/workspace")  # how the sandbox (and the owner) names the workspace root
 
 _SENSITIVE = re.compile(
     r"(^|/)(\.env(\..*)?|\.ssh|\.gnupg|\.aws|\.netrc|\.git-credentials|credentials(\.\w+)?"
-    r"|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx))(/|$)",
+    r"|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|jks|keystore)"
+    # Registry and cluster logins; a repository's config (remote URLs may carry tokens, and
+    # its hooks and filters run programs when git runs).
+    r"|\.pgpass|\.npmrc|\.pypirc|\.htpasswd|\.docker|\.kube|\.git/(config|hooks))(/|$)",
     re.IGNORECASE,
 )
 
@@ -51,9 +59,48 @@ class Workspace:
             )
         return real
 
+    @contextlib.contextmanager
+    def directory(self, real: Path, *, create: bool = False) -> Iterator[int]:
+        """An fd of the directory `real` (a path `resolve` returned), opened one component at
+        a time from the root without following symlinks: a directory swapped for a symlink
+        after `resolve` cannot lead outside. `create` makes missing directories on the way."""
+        if real != self.root and not real.is_relative_to(self.root):
+            raise _refuse(str(real), "not a path inside the workspace")
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in real.relative_to(self.root).parts:
+                step = self._step(fd, part, real, create)
+                os.close(fd)
+                fd = step
+            yield fd
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def parent_of(self, real: Path, *, create: bool = False) -> Iterator[tuple[int, str]]:
+        """(fd of the parent directory, name) for a path `resolve` returned (see `directory`)."""
+        if real == self.root:
+            raise _refuse("/workspace", "the workspace itself cannot be changed this way")
+        with self.directory(real.parent, create=create) as fd:
+            yield fd, real.name
+
+    def _step(self, fd: int, part: str, real: Path, create: bool) -> int:
+        try:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            return os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                shown = str(MOUNT / real.relative_to(self.root).as_posix())
+                raise _refuse(shown, "a symlink or file is in the way") from None
+            raise
+
     def display(self, path: Path) -> str:
-        """The /workspace/... name of a real path."""
-        inside = path.resolve().relative_to(self.root).as_posix()
+        """The /workspace/... name of a path under the root (as named, links not followed)."""
+        if ".." in path.parts or not (path.is_absolute() and path.is_relative_to(self.root)):
+            path = path.resolve()
+        inside = path.relative_to(self.root).as_posix()
         return str(MOUNT / inside) if inside != "." else str(MOUNT)
 
     @staticmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from .harness import OWNER, QUICK, running, settings_for
 
 # Production's pacing and backoff, in virtual time.
 PRODUCTION = DeliveryPolicy()
+# Retries quickly but never gives up during a test, and send() stops waiting soon.
+PATIENT = replace(QUICK, max_attempts=1_000_000, first_attempt_wait=0.5)
 
 
 def sends(tg: FakeTelegram) -> list[int]:
@@ -92,7 +95,7 @@ async def test_a_restart_resumes_undelivered_cards_and_sends_each_once(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
     settings = settings_for(tg, tmp_path)
-    async with running(tg, settings) as first_run:
+    async with running(tg, settings, policy=PATIENT) as first_run:
         await first_run.app.bus.send("telegram", str(OWNER), card("Delivered before"))
         tg.go_down()
         for title in ("Approval card", "Digest card"):
@@ -101,7 +104,7 @@ async def test_a_restart_resumes_undelivered_cards_and_sends_each_once(
     tg.come_back()
     assert [m["plain_text"] for m in tg.sent] == ["Delivered before"]
 
-    async with running(tg, settings) as second_run:
+    async with running(tg, settings, policy=PATIENT) as second_run:
         await tg.wait_for_sent(3)
         reply = await second_run.say("/help")
 
@@ -127,3 +130,19 @@ async def test_a_blocked_chat_fails_at_once_with_a_receipt(
     assert sends(tg) == [403]
     assert receipt.status == "failure"
     assert "blocked" in (receipt.error_message or "")
+
+
+async def test_an_edit_that_changes_nothing_counts_as_delivered(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with running(tg, settings_for(tg, tmp_path)) as lancelot:
+        original = card("Approved by owner", "rm build.log")
+        ref = await lancelot.app.bus.send("telegram", str(OWNER), original)
+        await lancelot.app.outbox.edit(ref, replace(original))  # the very same content
+        failures = await lancelot.receipts("delivery")
+
+    edits = [c.status for c in tg.calls if c.method == "editMessageText"]
+    assert edits == [400]  # Telegram said "message is not modified"...
+    assert failures == []  # ...and that is success, not a failed delivery
+    [message] = tg.sent
+    assert (message["plain_text"], message["edits"]) == ("Approved by owner\n\nrm build.log", 0)

@@ -109,7 +109,7 @@ async def test_nothing_runs_before_onboarding_is_ready(tmp_path: Path) -> None:
     async with scheduled_app(
         tmp_path / "home", clock, jobs, env=no_soul, runners={"builtin:count": count}
     ) as app:
-        assert app.soul is None
+        assert app.governance is None
         snapshot = await app.health.snapshot()
         assert snapshot.onboarding_state == "SOUL_NOT_LOADED"
         clock.advance(60)

@@ -243,12 +243,14 @@ def test_an_empty_phrase_is_refused() -> None:
         Sanitizer(phrases={"blank": "   "})
 
 
-def test_a_4kb_message_is_checked_in_under_a_millisecond(sanitizer: Sanitizer) -> None:
+def test_a_4kb_message_never_backtracks_for_long(sanitizer: Sanitizer) -> None:
     prompts = [item["prompt"] for item in json.loads(NOTINJECT.read_text(encoding="utf-8"))]
     message = " ".join(prompts)[:4096]  # dense with trigger words, mixed scripts, emoji
     best = min(_seconds(sanitizer, message, runs=20) for _ in range(10))
     print(f"4 KB check: {best * 1000:.3f} ms of CPU")
-    assert best < 0.001  # about 0.3 ms on an idle machine
+    # About 0.3 ms on an idle machine (benchmarks measure it); the bound only catches a
+    # pattern that backtracks, which costs orders of magnitude more, not a busy machine.
+    assert best < 0.02
 
 
 def test_a_megabyte_is_handled_quickly(sanitizer: Sanitizer) -> None:

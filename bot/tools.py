@@ -1,0 +1,56 @@
+"""Builds the tool router: every provider of the tool fabric, with its capabilities and rank."""
+
+from __future__ import annotations
+
+from core.config import Settings
+from core.features import FeatureFlags
+from core.governance.capability import CapabilityTokens
+from core.tools import deploy_ops, file_ops, repo_ops, ui_builder, web_ops
+from core.tools.deploy_ops import DeployOps
+from core.tools.file_ops import FileOps
+from core.tools.repo_ops import RepoOps
+from core.tools.router import ToolRouter
+from core.tools.safe_repl import SafeRepl
+from core.tools.ui_builder import UIBuilder
+from core.tools.web_ops import WebOps
+from core.tools.workspace import Workspace
+
+SHELL = ("shell.exec",)
+# Higher runs first. The Docker sandbox goes above SafeREPL, host execution (only with
+# FEATURE_TOOLS_HOST_EXECUTION) between them and never in safe mode:
+#   router.register(sandbox, SHELL, priority=SANDBOX_PRIORITY, health=sandbox.health, local=True)
+#   router.register(host, SHELL, priority=HOST_SHELL_PRIORITY, health=host.health)
+SANDBOX_PRIORITY = 10
+HOST_SHELL_PRIORITY = 5
+SAFE_REPL_PRIORITY = 0
+
+
+def build_tool_router(
+    settings: Settings,
+    features: FeatureFlags,
+    workspace: Workspace,
+    capabilities: CapabilityTokens,
+) -> ToolRouter:
+    """The router with SafeREPL (shell.exec fallback) and the file, repo, web, UI and deploy
+    providers. Safe mode (tools.safe_mode or FEATURE_SAFE_MODE) keeps only `local` ones."""
+    tools = settings.tools
+    router = ToolRouter(safe_mode=lambda: tools.safe_mode or features.enabled("SAFE_MODE"))
+    router.register(
+        SafeRepl(workspace, capabilities), SHELL, priority=SAFE_REPL_PRIORITY, local=True
+    )
+    router.register(FileOps(workspace, capabilities), file_ops.CAPABILITIES, local=True)
+    router.register(
+        RepoOps(workspace, capabilities, tools.git_author), repo_ops.CAPABILITIES, local=True
+    )
+    router.register(UIBuilder(workspace, capabilities), ui_builder.CAPABILITIES, local=True)
+    web = WebOps(
+        capabilities,
+        enabled=lambda: features.enabled("TOOLS_NETWORK"),
+        allowlist=tools.network_allowlist,
+        timeout=tools.network_timeout_seconds,
+        max_bytes=tools.max_response_bytes,
+    )
+    router.register(web, web_ops.CAPABILITIES)
+    deploy = DeployOps(workspace, capabilities, tools.deploy_command, tools.deploy_timeout_seconds)
+    router.register(deploy, deploy_ops.CAPABILITIES)
+    return router

@@ -1,0 +1,116 @@
+"""The tool-calling loop: model turn, validated and governed tool calls, repeat, bounded."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.agent.quest import Quest
+from core.agent.tools import ToolTable
+from core.errors import LancelotError
+from core.governance.gateway import ToolGateway, ToolOutcome
+from core.llm.types import CompletionRequest, Message, Role, ToolCall
+from core.receipts.model import ReceiptStatus
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LoopResult:
+    """The model's last text, whether the iteration limit stopped it, and the tool outcomes."""
+
+    text: str
+    messages: list[Message]
+    stopped: bool = False
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+
+
+class ToolLoop:
+    """Runs the model with tools until it answers without calling one, or the limit is hit."""
+
+    def __init__(self, tools: ToolTable, gateway: ToolGateway | None) -> None:
+        self._tools = tools
+        self._gateway = gateway
+
+    async def run(
+        self, messages: list[Message], quest: Quest, *, task_type: str = "agent"
+    ) -> LoopResult:
+        """Drive one conversation; `messages` is extended in place with every turn."""
+        result = LoopResult("", messages)
+        while True:
+            if quest.exhausted:
+                result.stopped = quest.stopped = True
+                return result
+            quest.iterations += 1
+            request = CompletionRequest(tuple(messages), tools=self._tools.specs())
+            completion = await quest.complete(request, task_type)
+            messages.append(Message(Role.ASSISTANT, completion.text, completion.tool_calls))
+            if not completion.tool_calls:
+                result.text = completion.text
+                return result
+            for call in completion.tool_calls:
+                content = await self._call(call, quest, result)
+                messages.append(Message(Role.TOOL, content, tool_call_id=call.id, name=call.name))
+
+    async def _call(self, call: ToolCall, quest: Quest, result: LoopResult) -> str:
+        """Validate, then run under governance; always returns what the model is told."""
+        tool = self._tools.get(call.name)
+        args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
+        if tool is None:
+            return self._refuse(call, quest, "unknown tool", gap=True)
+        problems = self._tools.problems(call.name, args)
+        if problems:
+            return self._refuse(call, quest, "invalid arguments", problems=problems)
+        if self._gateway is None:
+            return self._refuse(call, quest, "tools are off: governance (FEATURE_SOUL) is off")
+        call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
+        quest.tools_used.append(call.name)
+        try:
+            outcome = await self._gateway.run(
+                tool.to_action(args),
+                via=quest.channel,
+                parent_id=call_id,
+                quest_id=quest.trail.quest_id,
+            )
+        except LancelotError as exc:
+            log.warning("tool %s failed: %s", call.name, exc)
+            return json.dumps({"kind": "failed", "reason": exc.user_message})
+        result.outcomes.append(outcome)
+        if outcome.receipt_id is not None:
+            quest.run_receipts.append(outcome.receipt_id)
+        return outcome.for_model()
+
+    def _refuse(
+        self,
+        call: ToolCall,
+        quest: Quest,
+        error: str,
+        *,
+        gap: bool = False,
+        problems: list[str] | None = None,
+    ) -> str:
+        """Nothing runs; the model is told why (and, for a gap, what exists)."""
+        body: dict[str, Any] = {"kind": "rejected", "error": error}
+        if problems:
+            body["problems"] = problems
+        if gap:
+            body["available_tools"] = [s.name for s in self._tools.specs()]
+        parent = quest.trail.record(
+            "tool_call",
+            call.name,
+            inputs={"arguments": call.arguments},
+            outputs=body,
+            status=ReceiptStatus.REFUSED,
+        )
+        if gap and quest.deep:
+            quest.trail.record(
+                "capability_gap",
+                call.name,
+                inputs={"arguments": call.arguments},
+                outputs={"note": "the model asked for a tool Lancelot does not have"},
+                status=ReceiptStatus.SKIPPED,
+                parent_id=parent,
+            )
+        return json.dumps(body)

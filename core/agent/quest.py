@@ -1,0 +1,52 @@
+"""One agent request in flight: its receipts, its budget of model turns, its tool runs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from core.agent.trail import Trail
+from core.llm.types import Completion, CompletionRequest, Lane, ModelRouter
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLimits:
+    """Hard bounds: model turns in tool loops per request, and verifier attempts per step."""
+
+    max_iterations: int = 12
+    step_attempts: int = 3
+    verifier_temperature: float = 0.1
+
+
+@dataclass
+class Quest:
+    """Per-request state shared by the loop, the planner and the honesty gate."""
+
+    router: ModelRouter
+    trail: Trail
+    channel: str
+    typing: Callable[[], Awaitable[None]]
+    limits: AgentLimits
+    deep: bool = False
+    iterations: int = 0
+    stopped: bool = False  # a tool loop hit the iteration limit
+    run_receipts: list[str] = field(default_factory=list)
+    tools_used: list[str] = field(default_factory=list)
+
+    @property
+    def exhausted(self) -> bool:
+        """The iteration limit is reached: no further model turn in a tool loop."""
+        return self.iterations >= self.limits.max_iterations
+
+    async def complete(
+        self, request: CompletionRequest, task_type: str, lane: Lane = Lane.FLAGSHIP_FAST
+    ) -> Completion:
+        """One model call for this quest, under the request's receipt."""
+        await self.typing()
+        return await self.router.complete(
+            request,
+            task_type=task_type,
+            lane=lane,
+            parent_id=self.trail.root,
+            quest_id=self.trail.quest_id,
+        )

@@ -1,0 +1,1 @@
+"""Skills machinery: manifests, the registry, the executor, the factory and /skills."""

@@ -1,0 +1,1 @@
+"""The command_runner skill (SYSTEM)."""

@@ -1,0 +1,1 @@
+"""The network_client skill (SYSTEM)."""

@@ -1,0 +1,1 @@
+"""The repo_writer skill (SYSTEM)."""

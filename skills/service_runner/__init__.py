@@ -1,0 +1,1 @@
+"""The service_runner skill (SYSTEM)."""

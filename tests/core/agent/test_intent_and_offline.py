@@ -1,0 +1,107 @@
+"""Intent classification (keywords, local lane, flagship) and life without a flagship."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.agent.intent import Intent, classify_by_keywords
+from core.llm.types import Completion, CompletionRequest, Lane
+from tests.core.agent.stage import Stage, stage
+from tests.fakes.owner import say
+from tests.fakes.scripted_model import final, text
+
+
+@pytest.mark.parametrize(
+    ("message", "intent"),
+    [
+        ("hi", Intent.CONVERSATIONAL),
+        ("thanks!", Intent.CONVERSATIONAL),
+        ("what is a tamper-evident ledger?", Intent.KNOWLEDGE_REQUEST),
+        ("how do I find large files?", Intent.KNOWLEDGE_REQUEST),
+        ("delete old.txt", Intent.EXEC_REQUEST),
+        ("can you list the files in my workspace?", Intent.EXEC_REQUEST),
+        ("what would be a good strategy for backups?", Intent.PLAN_REQUEST),
+        ("plan the cleanup and then delete the temp files", Intent.MIXED_REQUEST),
+    ],
+)
+def test_keyword_fallback(message: str, intent: Intent) -> None:
+    assert classify_by_keywords(message) is intent
+
+
+def local_model(answer: str) -> object:
+    def respond(request: CompletionRequest) -> Completion:
+        if request.json_schema is not None:
+            return Completion(json.dumps({"intent": answer}), provider="local")
+        return Completion("Paris is the capital of France.", provider="local")
+
+    return respond
+
+
+async def test_the_local_lane_classifies_when_a_local_model_exists(lancelot: Stage) -> None:
+    router = lancelot.model(
+        final("Here is a plan-free answer."), local=local_model("CONVERSATIONAL")
+    )
+    await lancelot.say("delete old.txt")  # keywords would say EXEC_REQUEST
+    (intent,) = await lancelot.receipts("intent")
+    assert intent.action_name == "CONVERSATIONAL"
+    assert intent.decoded("outputs") == {"source": "local"}
+    first = router.calls[0]
+    assert first.lane is Lane.LOCAL_UTILITY
+    assert first.request.json_schema is not None
+    assert first.request.json_schema["properties"]["intent"]["enum"] == [i.value for i in Intent]
+
+
+async def test_a_broken_local_answer_falls_back_to_keywords(lancelot: Stage) -> None:
+    lancelot.model(final("ok"), local=local_model("NOT_AN_INTENT"))
+    await lancelot.say("what is a receipt?")
+    (intent,) = await lancelot.receipts("intent")
+    assert (intent.action_name, intent.decoded("outputs")["source"]) == (
+        "KNOWLEDGE_REQUEST",
+        "keywords",
+    )
+
+
+async def test_unified_classification_asks_the_flagship(tmp_path: Path) -> None:
+    async with stage(tmp_path, {"FEATURE_UNIFIED_CLASSIFICATION": "1"}) as lancelot:
+        router = lancelot.model(
+            text(json.dumps({"intent": "KNOWLEDGE_REQUEST"})), final("An answer.")
+        )
+        await lancelot.say("delete old.txt")
+        (intent,) = await lancelot.receipts("intent")
+        assert (intent.action_name, intent.decoded("outputs")["source"]) == (
+            "KNOWLEDGE_REQUEST",
+            "flagship",
+        )
+        assert router.calls[0].lane is Lane.FLAGSHIP_FAST
+        assert router.calls[0].task_type == "intent"
+
+
+async def test_without_any_provider_free_text_gets_an_honest_answer(lancelot: Stage) -> None:
+    # The app as assembled: no router given, so no provider at all.
+    card = await lancelot.say("delete old.txt")
+    assert card.title == "No model provider configured"
+    for setting in ("LANCELOT_PROVIDER", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        assert setting in card.body
+    status = await lancelot.say("/status")
+    assert dict(status.fields)["Agent"] == "no model provider (commands only)"
+    (lancelot.workspace / "a.txt").write_text("x")
+    ran = await say(lancelot.app, lancelot.phone, "/run ls /workspace")
+    assert "a.txt" in ran.body  # deterministic commands still work
+
+
+async def test_without_a_flagship_the_local_model_answers_questions_labelled(
+    lancelot: Stage,
+) -> None:
+    lancelot.model(flagship=False, local=local_model("KNOWLEDGE_REQUEST"))
+    card = await lancelot.say("what is the capital of France?")
+    assert card.title == "Answer (local model)"
+    assert "Paris" in card.body
+    assert "small local model" in card.body
+    assert "LANCELOT_PROVIDER" in card.body
+    # An action request is not handed to the small model.
+    lancelot.model(flagship=False, local=local_model("EXEC_REQUEST"))
+    action = await lancelot.say("delete old.txt")
+    assert action.title == "No model provider configured"
