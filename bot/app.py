@@ -41,6 +41,7 @@ from core.security.redaction import Redactor
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
+from core.skills.runner import SkillRunner
 from core.state import open_state_db
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class Lancelot:
     web_port: int | None = None
     governance: GovernanceKit | None = None
     scheduler: Scheduler | None = None
+    skill_runner: SkillRunner | None = None
     alerts: HealthAlerts | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 

@@ -16,6 +16,7 @@ from core.health_checks import delivery_check, disk_check, scheduler_check
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.commands import JobCommands
+from core.scheduler.skill_jobs import skill_job
 from soul import Soul
 
 if TYPE_CHECKING:
@@ -49,7 +50,12 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
     def soul() -> Soul | None:
         return app.governance.keeper() if app.governance is not None else None
 
-    gates = Gates(lambda: _onboarding(app), local_model, soul)
+    gates = Gates(
+        lambda: _onboarding(app),
+        local_model,
+        soul,
+        enabled=lambda: app.features.enabled("SCHEDULER"),
+    )
     store = SchedulerStore(app.home / "scheduler.db")
     scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
     await app.stack.enter_async_context(scheduler)
@@ -80,6 +86,11 @@ def _register_jobs(
     scheduler.register("builtin:memory_cleanup", builtins.memory_cleanup)
     scheduler.register("builtin:credential_rotation", builtins.credential_rotation)
     scheduler.register("builtin:daily_digest", digest.scheduled)
+    for spec in scheduler.specs.values():
+        kind, _, name = spec.run.partition(":")
+        if kind == "skill" and app.skill_runner is not None:
+            runner = skill_job(app.skill_runner, name, spec.args)
+            scheduler.register(f"job:{spec.name}", runner)
     digest.register(app.commands)
     JobCommands(scheduler, app.tokens, app.bus, app.ledger).register(app.commands)
     register_health_command(app.commands, app.health)
@@ -94,7 +105,9 @@ def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) -> None:
     health.register("disk", disk_check(app.home, conf.disk_min_free_mb))
     health.register("scheduler", scheduler_check(scheduler))
     health.register("delivery", delivery_check(app.state, wall.time))
-    alerts = HealthAlerts(app.bus, app.ledger, app.tokens, wall)
+    alerts = HealthAlerts(
+        app.bus, app.ledger, app.tokens, wall, enabled=lambda: app.features.enabled("HEALTH")
+    )
     alerts.register(app.commands)
     health.listen(alerts.observe)
     app.alerts = alerts

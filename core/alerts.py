@@ -5,6 +5,7 @@ a channel's own outage to the owner's other channels (or to the log when there i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.bus import Bus
@@ -39,12 +40,18 @@ class HealthAlerts:
     """Watches the monitor's snapshots and tells the owner about transitions only."""
 
     def __init__(
-        self, bus: Bus, ledger: ReceiptStore, tokens: ActionTokens, wall: WallClock
+        self,
+        bus: Bus,
+        ledger: ReceiptStore,
+        tokens: ActionTokens,
+        wall: WallClock,
+        enabled: Callable[[], bool] = lambda: True,
     ) -> None:
         self._bus = bus
         self._ledger = ledger
         self._tokens = tokens
         self._wall = wall
+        self._enabled = enabled  # the FEATURE_HEALTH kill switch: receipts only when off
         self.state = "unknown"
         self.muted_until = 0.0
         self._episode: _Episode | None = None
@@ -125,7 +132,7 @@ class HealthAlerts:
         )
 
     def _muted(self) -> bool:
-        return self._wall.time() < self.muted_until
+        return self._wall.time() < self.muted_until or not self._enabled()
 
     async def _announce(self, card: Card, reasons: tuple[str, ...]) -> None:
         """Every owner chat on every channel that is not itself the one failing."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zoneinfo
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -49,6 +49,7 @@ class JobSpec(BaseModel):
     needs_local_model: bool = False
     requires_approval: bool = False
     tier: Tier = "T0"
+    args: dict[str, Any] = Field(default_factory=dict)  # a skill's inputs
 
     @model_validator(mode="after")
     def _one_trigger(self) -> JobSpec:

@@ -66,7 +66,7 @@ class Scheduler:
         self.lateness: deque[float] = deque(maxlen=100_000)  # seconds late, per timed fire
 
     def register(self, target: str, runner: JobRunner) -> None:
-        """Provide the code for `builtin:<name>` or `skill:<name>`."""
+        """Provide the code for `builtin:<name>`, `skill:<name>` or one job (`job:<name>`)."""
         self._runners[target] = runner
 
     @property
@@ -247,8 +247,8 @@ class Scheduler:
             self._active.discard(spec.name)
 
     def runner_for(self, spec: JobSpec) -> JobRunner | None:
-        """The registered code for a job."""
-        return self._runners.get(spec.run)
+        """The registered code for a job: its own (`job:<name>`), or its target's."""
+        return self._runners.get(f"job:{spec.name}") or self._runners.get(spec.run)
 
     async def run_now(self, name: str, *, approved: bool = False) -> int | None:
         """Start a run at once (the schedule is unchanged); None when it is already running."""

@@ -24,6 +24,7 @@ class Gates:
     """The checks before every run.
 
     `onboarding` gives the onboarding state (READY when settings and the Soul are loaded);
+    `enabled` is the kill switch (read at every run, so a SIGHUP reload applies at once);
     `local_model` says whether the local model is healthy (None: no such check is registered,
     so a job that needs it cannot run); `soul` gives the active Soul, whose scheduling
     boundary decides which tiers need an owner's approval.
@@ -32,6 +33,7 @@ class Gates:
     onboarding: Callable[[], str]
     local_model: Callable[[], Awaitable[bool | None]]
     soul: Callable[[], Soul | None]
+    enabled: Callable[[], bool] = lambda: True  # the FEATURE_SCHEDULER kill switch
 
     def needs_approval(self, spec: JobSpec) -> bool:
         """Whether every run of this job waits for an owner's tap."""
@@ -47,6 +49,8 @@ class Gates:
 
     async def check(self, spec: JobSpec, *, approved: bool) -> GateRefusal | None:
         """The first gate that refuses this run, or None when it may run."""
+        if not self.enabled():
+            return GateRefusal("kill_switch", "scheduled jobs are switched off (FEATURE_SCHEDULER)")
         state = self.onboarding()
         if state != READY:
             return GateRefusal("onboarding", f"onboarding is {state}, not {READY}")
