@@ -60,6 +60,7 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
     scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
     await app.stack.enter_async_context(scheduler)
     app.scheduler = scheduler
+    app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     _register_jobs(app, scheduler, store, wall)
     _watch_health(app, scheduler, wall)
     starter = asyncio.create_task(_start_when_ready(app, scheduler), name="scheduler-start")

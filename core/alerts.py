@@ -4,6 +4,7 @@ a channel's own outage to the owner's other channels (or to the log when there i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ class HealthAlerts:
         self.muted_until = 0.0
         self._episode: _Episode | None = None
         self._transitions = 0
+        self._lock = asyncio.Lock()
 
     def register(self, registry: CommandRegistry) -> None:
         """The alert card's buttons."""
@@ -64,7 +66,12 @@ class HealthAlerts:
         registry.action("health.mute", self._mute)
 
     async def observe(self, snapshot: HealthSnapshot) -> None:
-        """One monitor tick: record and announce a transition, fold a repeat."""
+        """One monitor tick: record and announce a transition, fold a repeat. Ticks from the
+        monitor loop and the health_sweep job are taken one at a time (one card each way)."""
+        async with self._lock:
+            await self._observe(snapshot)
+
+    async def _observe(self, snapshot: HealthSnapshot) -> None:
         reasons = tuple(r for r in snapshot.degraded_reasons if r != STARTING)
         if STARTING in snapshot.degraded_reasons:
             return  # not serving yet: nothing to alert about

@@ -3,6 +3,7 @@ Details / Acknowledge / Mute 1 h, the dead-man's switch, /health and /health/rea
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -168,3 +169,16 @@ async def test_health_card_and_readiness_json(tmp_path: Path) -> None:
         assert card.title == "Health: ready"
         assert dict(card.fields)["Scheduler"] == "running"
         assert dict(card.fields)["Onboarding"] == "READY"
+
+
+async def test_concurrent_ticks_still_give_one_alert(tmp_path: Path) -> None:
+    clock = CalendarClock(utc(2026, 11, 23, 9, 0))
+    phone = MemoryChannel()
+    widget = Switch("widget")
+    jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
+    async with scheduled_app(tmp_path / "home", clock, jobs, channels=(phone,)) as app:
+        app.health.register("widget", widget)
+        widget.reason = "widget: stuck"
+        await asyncio.gather(*(app.health.tick() for _ in range(5)))  # loop and sweep at once
+        assert _alerts(phone) == ["Health degraded"]
+        assert await _types(app) == ["health_degraded"]
