@@ -129,9 +129,9 @@ class Scheduler:
             return
         due = state.next_run_at
         if due is None or due > now:
-            if due is None:
+            if due != fresh:  # new, or its schedule changed in the jobs file since
                 await self.store.set_next(spec.name, fresh)
-            self._arm(spec.name, due or fresh)
+            self._arm(spec.name, fresh)
             return
         count, latest = missed_between(trigger, due, now)
         if now - latest <= spec.grace_seconds:

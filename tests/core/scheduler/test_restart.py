@@ -101,3 +101,22 @@ async def test_a_run_cut_short_by_a_crash_is_not_run_again(tmp_path: Path) -> No
     outcomes = {job: outcome for job, _, _, outcome, _ in _runs(home)}
     assert outcomes == {"hourly": "interrupted", "morning": "interrupted", "sweep": "interrupted"}
     assert len(started) == 3
+
+
+async def test_a_changed_schedule_applies_at_the_next_start(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    clock = CalendarClock(utc(2026, 11, 23, 5, 0))
+    eight = write_jobs(
+        tmp_path / "a.yaml", '  morning:\n    run: builtin:x\n    cron: "0 8 * * *"\n'
+    )
+    seven = write_jobs(
+        tmp_path / "b.yaml", '  morning:\n    run: builtin:x\n    cron: "0 7 * * *"\n'
+    )
+    async with scheduled_app(home, clock, eight) as first:
+        state = await scheduler(first).store.job("morning")
+        assert state is not None
+        assert state.next_run_at == utc(2026, 11, 23, 8, 0).timestamp()
+    async with scheduled_app(home, clock, seven) as second:
+        state = await scheduler(second).store.job("morning")
+        assert state is not None
+        assert state.next_run_at == utc(2026, 11, 23, 7, 0).timestamp()
