@@ -16,9 +16,11 @@ from aiohttp import web
 from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
+from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
+from core.alerts import HealthAlerts
 from core.basic_commands import VERSION, BasicCommands
 from core.bus import Bus
 from core.channel import Channel
@@ -32,12 +34,14 @@ from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
+from core.scheduler import Scheduler
 from core.security.gate import InputGate
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.redaction import Redactor
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
+from core.skills.runner import SkillRunner
 from core.state import open_state_db
 
 log = logging.getLogger(__name__)
@@ -61,6 +65,9 @@ class Lancelot:
     outbox: Outbox
     web_port: int | None = None
     governance: GovernanceKit | None = None
+    scheduler: Scheduler | None = None
+    skill_runner: SkillRunner | None = None
+    alerts: HealthAlerts | None = None
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -184,6 +191,7 @@ async def assemble(
             if app.features.enabled("SKILLS") and app.governance is not None:
                 await wire_skills(app, app.governance)
         wire_agent(app)
+        await wire_scheduler(app, clock)
         orchestrator = Orchestrator(
             app.bus,
             ledger,

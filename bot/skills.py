@@ -47,6 +47,7 @@ async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
         lambda capability: capability in kit.tools.capabilities(),
     )
     runner = SkillRunner(registry, governance)
+    app.skill_runner = runner  # scheduled skill jobs run through it
     proposals = SkillProposals(
         app.state, registry, app.tokens, app.bus, app.ledger, app.home / "skill-proposals"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class Clock(Protocol):
@@ -30,3 +30,20 @@ class SystemClock:
     async def sleep(self, seconds: float) -> None:
         """asyncio.sleep(seconds)."""
         await asyncio.sleep(max(0.0, seconds))
+
+
+@runtime_checkable
+class WallClock(Protocol):
+    """Calendar time (seconds since the epoch): cron schedules and digests read it."""
+
+    def time(self) -> float:
+        """time.time() or a controlled stand-in."""
+        ...
+
+
+class SystemWallClock:
+    """The real calendar clock."""
+
+    def time(self) -> float:
+        """time.time()."""
+        return time.time()

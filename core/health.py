@@ -14,6 +14,9 @@ log = logging.getLogger(__name__)
 
 # A check returns None when healthy, or a short reason (safe to show) when degraded.
 HealthCheck = Callable[[], Awaitable[str | None]]
+# Told about every snapshot the monitor loop takes (health alerts watch transitions).
+HealthListener = Callable[["HealthSnapshot"], Awaitable[None]]
+LOCAL_MODEL_CHECK = "local_model"
 
 
 def _iso(ts: float | None) -> str | None:
@@ -30,11 +33,20 @@ class HealthSnapshot:
     last_health_tick_at: float | None
     timestamp: float = field(default_factory=time.time)
     details: tuple[tuple[str, str], ...] = ()
+    onboarding_state: str = "unknown"
+    local_llm_ready: bool | None = None  # None: no local model check is registered
+    scheduler_running: bool = False
+    last_scheduler_tick_at: float | None = None
+    failing: tuple[str, ...] = ()  # names of the checks that failed (not shown)
 
     def as_json(self) -> dict[str, object]:
         """The JSON body for /health/ready."""
         return {
             "ready": self.ready,
+            "onboarding_state": self.onboarding_state,
+            "local_llm_ready": self.local_llm_ready,
+            "scheduler_running": self.scheduler_running,
+            "last_scheduler_tick_at": _iso(self.last_scheduler_tick_at),
             "degraded_reasons": list(self.degraded_reasons),
             "started_at": _iso(self.started_at),
             "last_health_tick_at": _iso(self.last_health_tick_at),
@@ -53,21 +65,44 @@ class HealthMonitor:
         self._ready = False
         self._last: HealthSnapshot | None = None
         self._task: asyncio.Task[None] | None = None
+        self._listeners: list[HealthListener] = []
+        self._last_tick_at: float | None = None
+        self._ready_event = asyncio.Event()
+        self.onboarding_state: Callable[[], str] = lambda: "unknown"
+        self.scheduler_status: Callable[[], tuple[bool, float | None]] = lambda: (False, None)
 
     def register(self, name: str, check: HealthCheck) -> None:
         """Add a named check."""
         self._checks[name] = check
 
+    def has_check(self, name: str) -> bool:
+        """Whether a check of that name is registered."""
+        return name in self._checks
+
+    def listen(self, listener: HealthListener) -> None:
+        """Be told every snapshot the monitor loop (or `tick()`) takes."""
+        self._listeners.append(listener)
+
+    def set_interval(self, seconds: float) -> None:
+        """How often the monitor loop runs the checks."""
+        self._interval = seconds
+
     def mark_ready(self) -> None:
         """Startup finished: everything that should run is running."""
         self._ready = True
+        self._ready_event.set()
+
+    async def wait_ready(self) -> None:
+        """Return once startup has finished."""
+        await self._ready_event.wait()
 
     async def check(self) -> HealthSnapshot:
         """Run every check now."""
         reasons: list[str] = []
+        failing: list[str] = []
         if not self._ready:
             reasons.append("starting up")
-        for name, check in self._checks.items():
+        for name, check in list(self._checks.items()):
             try:
                 reason = await check()
             except Exception:
@@ -75,13 +110,32 @@ class HealthMonitor:
                 reason = f"{name}: check failed"
             if reason:
                 reasons.append(reason)
+                failing.append(name)
+        running, scheduler_tick = self.scheduler_status()
+        local = LOCAL_MODEL_CHECK
         self._last = HealthSnapshot(
             ready=not reasons,
             degraded_reasons=tuple(reasons),
             started_at=self._started_at,
-            last_health_tick_at=time.time(),
+            last_health_tick_at=self._last_tick_at,
+            onboarding_state=self.onboarding_state(),
+            local_llm_ready=(local not in failing) if local in self._checks else None,
+            scheduler_running=running,
+            last_scheduler_tick_at=scheduler_tick,
+            failing=tuple(failing),
         )
         return self._last
+
+    async def tick(self) -> HealthSnapshot:
+        """One round of the monitor loop: check everything and tell the listeners."""
+        self._last_tick_at = time.time()
+        snapshot = await self.check()
+        for listener in self._listeners:
+            try:
+                await listener(snapshot)
+            except Exception:
+                log.exception("a health listener failed")
+        return snapshot
 
     async def snapshot(self) -> HealthSnapshot:
         """A fresh snapshot (checks are cheap; /health/ready always tells the truth now)."""
@@ -100,6 +154,6 @@ class HealthMonitor:
     async def _tick_forever(self) -> None:
         while True:
             await asyncio.sleep(self._interval)
-            snapshot = await self.check()
+            snapshot = await self.tick()
             if snapshot.degraded_reasons:
                 log.warning("health degraded: %s", "; ".join(snapshot.degraded_reasons))

@@ -138,6 +138,16 @@ class LedgerSettings(Section):
     flush_interval_ms: float = Field(default=50.0, gt=0)
 
 
+class SchedulerSettings(Section):
+    """Scheduled jobs (their file), the daily digest and the health monitor."""
+
+    jobs_file: Path = Path("config/scheduler.yaml")
+    timezone: str | None = None  # overrides the jobs file's timezone
+    digest_time: str | None = Field(default=None, pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+    health_interval_seconds: float = Field(default=30.0, gt=0)
+    disk_min_free_mb: int = Field(default=500, ge=0)
+
+
 class Settings(Section):
     """Everything Lancelot reads at startup."""
 
@@ -152,6 +162,7 @@ class Settings(Section):
     tools: ToolsSettings = ToolsSettings()
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
+    scheduler: SchedulerSettings = SchedulerSettings()
 
     @property
     def telegram_enabled(self) -> bool:

@@ -46,8 +46,10 @@ async def test_help_lists_exactly_what_works(app: Lancelot, phone: MemoryChannel
     assert "/status" in card.body
     assert "/start" in card.body
     assert "/help" in card.body
+    for present in ("/health", "/jobs", "/digest"):
+        assert present in card.body
     # Subsystems that do not exist yet are not offered.
-    for absent in ("/jobs", "/digest", "/memory", "/usage", "/receipts"):
+    for absent in ("/memory", "/usage", "/receipts"):
         assert absent not in card.body
 
 

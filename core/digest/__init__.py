@@ -1,0 +1,1 @@
+"""Digests: what happened since the last one, as a card delivered once."""

@@ -1,0 +1,143 @@
+"""What a digest reports, read from the ledger (and the approvals and scheduler tables)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+
+from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
+from core.receipts.model import GENESIS_HASH, StoredReceipt
+from core.receipts.reader import chain_problem
+from core.receipts.schema import COLUMNS
+
+PAGE = 500
+MAX_RECEIPTS = 20_000  # per kind read for one digest; a busier day is reported as "20000+"
+APPROVAL_DECIDED = ("approval_granted", "approval_denied", "approval_expired")
+HEALTH_KINDS = ("health_degraded", "health_recovered")
+JOB_KINDS = ("scheduled_job_run", "scheduled_job_failed", "scheduled_job_skipped")
+
+
+def ledger_time(ts: float) -> str:
+    """Epoch seconds in the ledger's timestamp format (sortable as text)."""
+    text = datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds")
+    return text.replace("+00:00", "Z")
+
+
+@dataclass
+class DigestData:
+    """The numbers and lines one digest card shows."""
+
+    since: float
+    until: float
+    actions_by_tier: Counter[str] = field(default_factory=Counter)
+    approvals_decided: Counter[str] = field(default_factory=Counter)
+    approvals_pending: int = 0
+    failures: list[str] = field(default_factory=list)
+    health: list[str] = field(default_factory=list)
+    jobs: Counter[str] = field(default_factory=Counter)
+    misses: list[str] = field(default_factory=list)
+    tokens: int = 0
+    cost_usd: float = 0.0
+    verify: VerifyReport | None = None
+
+
+async def receipts_between(
+    ledger: ReceiptStore, since: float, until: float, **filters: str
+) -> list[StoredReceipt]:
+    """Receipts of one action type or status in [since, until), newest first."""
+    low, high = ledger_time(since), ledger_time(until)
+    found: list[StoredReceipt] = []
+    before: int | None = None
+    while len(found) < MAX_RECEIPTS:
+        page = await ledger.page(ReceiptQuery(**filters, before_seq=before, limit=PAGE))
+        for receipt in page.receipts:
+            if receipt.timestamp < low:
+                return found
+            if receipt.timestamp < high:
+                found.append(receipt)
+        if page.next_before_seq is None:
+            return found
+        before = page.next_before_seq
+    return found
+
+
+def _meta(receipt: StoredReceipt) -> dict[str, object]:
+    try:
+        value = json.loads(receipt.metadata or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def collect(
+    ledger: ReceiptStore, state: aiosqlite.Connection, ledger_path: Path, since: float, until: float
+) -> DigestData:
+    """Everything the digest covers for [since, until)."""
+    await ledger.flush()
+    data = DigestData(since, until)
+    for run in await receipts_between(ledger, since, until, action_type="tool_run"):
+        data.actions_by_tier[str(_meta(run).get("tier") or "?")] += 1
+    for kind in APPROVAL_DECIDED:
+        count = len(await receipts_between(ledger, since, until, action_type=kind))
+        if count:
+            data.approvals_decided[kind.removeprefix("approval_")] = count
+    data.approvals_pending = await _pending_approvals(state)
+    for failed in await receipts_between(ledger, since, until, status="failure"):
+        if failed.action_type in HEALTH_KINDS:
+            continue  # reported as health transitions
+        reason = (failed.error_message or "")[:80]
+        data.failures.append(f"{failed.action_type}/{failed.action_name}: {reason}".rstrip(": "))
+    for kind in HEALTH_KINDS:
+        for seen in await receipts_between(ledger, since, until, action_type=kind):
+            data.health.append(f"{seen.timestamp[11:16]} {kind.removeprefix('health_')}")
+    data.health.sort()
+    await _jobs(ledger, since, until, data)
+    for decision in await receipts_between(ledger, since, until, action_type="router_decision"):
+        data.tokens += decision.token_count or 0
+        cost = _meta(decision).get("cost_usd")
+        data.cost_usd += float(cost) if isinstance(cost, int | float) else 0.0
+    data.verify = await asyncio.to_thread(verify_file, ledger_path)
+    return data
+
+
+async def _jobs(ledger: ReceiptStore, since: float, until: float, data: DigestData) -> None:
+    for kind in JOB_KINDS:
+        for run in await receipts_between(ledger, since, until, action_type=kind):
+            meta = _meta(run)
+            outcome = str(meta.get("outcome") or kind.removeprefix("scheduled_job_"))
+            data.jobs[f"{run.action_name} {outcome}"] += 1
+            if outcome == "missed":
+                data.misses.append(f"{run.action_name} ({run.timestamp[:16].replace('T', ' ')})")
+
+
+async def _pending_approvals(state: aiosqlite.Connection) -> int:
+    try:
+        async with state.execute("SELECT COUNT(*) FROM approvals WHERE state = 'pending'") as cur:
+            row = await cur.fetchone()
+    except aiosqlite.OperationalError:  # governance is off: no approvals table
+        return 0
+    return int(row[0]) if row else 0
+
+
+def verify_file(path: Path) -> VerifyReport:
+    """Walk the hash chain on a connection of its own (run in a thread: it hashes every row)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        prev, expected_seq, checked = GENESIS_HASH, 1, 0
+        for raw in db.execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq"):
+            row = StoredReceipt(*raw)
+            checked += 1
+            problem = chain_problem(row, expected_seq, prev)
+            if problem:
+                return VerifyReport(False, checked, row.seq, problem)
+            prev, expected_seq = row.hash, row.seq + 1
+        return VerifyReport(True, checked)
+    finally:
+        db.close()

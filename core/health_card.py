@@ -1,0 +1,33 @@
+"""/health: the readiness snapshot as a card."""
+
+from __future__ import annotations
+
+from core.commands import CommandContext, CommandRegistry
+from core.events import Card, CardKind
+from core.health import HealthMonitor
+from core.scheduler.receipts import iso
+
+
+def _when(ts: float | None) -> str:
+    return iso(ts) if ts else "never"
+
+
+def register_health_command(registry: CommandRegistry, health: HealthMonitor) -> None:
+    """Add /health."""
+
+    async def show(ctx: CommandContext) -> Card:
+        snapshot = await health.snapshot()
+        local = snapshot.local_llm_ready
+        fields = (
+            ("Ready", "yes" if snapshot.ready else "no"),
+            ("Onboarding", snapshot.onboarding_state),
+            ("Local model", "not configured" if local is None else ("ready" if local else "down")),
+            ("Scheduler", "running" if snapshot.scheduler_running else "stopped"),
+            ("Last health tick", _when(snapshot.last_health_tick_at)),
+            ("Last scheduler tick", _when(snapshot.last_scheduler_tick_at)),
+        )
+        body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons) or "Every check passes."
+        title = "Health: ready" if snapshot.ready else "Health: degraded"
+        return Card(kind=CardKind.REPLY, title=title, body=body, fields=fields)
+
+    registry.command("health", "readiness, scheduler and what is degraded", show)

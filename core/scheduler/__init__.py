@@ -1,0 +1,20 @@
+"""Scheduled jobs: declared in config/scheduler.yaml, claimed once in scheduler.db, gated."""
+
+from core.scheduler.config import JobSpec, load_jobs
+from core.scheduler.engine import Scheduler
+from core.scheduler.execution import JobContext, JobRunner
+from core.scheduler.gates import READY, GateRefusal, Gates
+from core.scheduler.store import Outcome, SchedulerStore
+
+__all__ = [
+    "READY",
+    "GateRefusal",
+    "Gates",
+    "JobContext",
+    "JobRunner",
+    "JobSpec",
+    "Outcome",
+    "Scheduler",
+    "SchedulerStore",
+    "load_jobs",
+]

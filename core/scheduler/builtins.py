@@ -1,0 +1,52 @@
+"""The built-in jobs: health_sweep, memory_cleanup and credential_rotation (the digest's job
+lives with the digest)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+from core.health import HealthMonitor
+from core.outbox import Outbox
+from core.scheduler.execution import JobContext
+from core.scheduler.store import SchedulerStore
+from core.security.tokens import ActionTokens
+from core.security.viewer_access import ViewerAccess
+
+DAY = 86400.0
+
+
+@dataclass
+class Builtins:
+    """The code behind `builtin:<name>` jobs."""
+
+    health: HealthMonitor
+    tokens: ActionTokens
+    viewer: ViewerAccess
+    outbox: Outbox
+    store: SchedulerStore
+    state: aiosqlite.Connection
+    keep_days: float = 30.0
+
+    async def health_sweep(self, ctx: JobContext) -> str:
+        """Run every health check now (alerts follow transitions, as in the monitor loop)."""
+        snapshot = await self.health.tick()
+        if snapshot.ready:
+            return "all checks pass"
+        return "degraded: " + "; ".join(snapshot.degraded_reasons)
+
+    async def memory_cleanup(self, ctx: JobContext) -> str:
+        """Forget what has expired: spent or stale button tokens, receipt links, delivered
+        outbox rows and old run history. Receipts are never touched (append-only)."""
+        tokens = await self.tokens.prune(older_than=DAY)
+        await self.viewer.prune()
+        outbox = await self.outbox.store.prune(self.keep_days * DAY)
+        runs = await self.store.prune_runs(ctx.scheduled_for - self.keep_days * DAY)
+        return f"pruned {tokens} token(s), {outbox} outbox row(s), {runs} run record(s)"
+
+    async def credential_rotation(self, ctx: JobContext) -> str:
+        """Revoke every receipt link not yet opened (each must be asked for again). Runs only
+        with the owner's approval (the job is T3 and requires it)."""
+        cur = await self.state.execute("DELETE FROM viewer_links WHERE used_at IS NULL")
+        return f"revoked {cur.rowcount} unopened receipt link(s)"

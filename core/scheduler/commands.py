@@ -1,0 +1,182 @@
+"""/jobs: every job with its next run and last outcome, and Run now / Pause / Resume buttons;
+plus the approval card a gated job sends when it falls due."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.bus import Bus
+from core.commands import CommandContext, CommandRegistry, PressContext
+from core.events import Button, Card, CardKind
+from core.receipts.base import ReceiptStore
+from core.receipts.model import Receipt, ReceiptStatus
+from core.scheduler.config import JobSpec
+from core.scheduler.engine import Scheduler
+from core.scheduler.execution import JobContext
+from core.scheduler.receipts import iso
+from core.security.tokens import ActionTokens
+
+RUN_WAIT = 10.0  # seconds a Run now press waits to show the outcome on the card
+TOKEN_TTL = 24 * 3600.0
+
+
+@dataclass
+class JobCommands:
+    """Handlers for /jobs and its buttons."""
+
+    scheduler: Scheduler
+    tokens: ActionTokens
+    bus: Bus
+    ledger: ReceiptStore
+    asking: dict[str, str] = field(default_factory=dict)  # job -> its undecided approval card
+
+    def register(self, registry: CommandRegistry) -> None:
+        """Add /jobs, its buttons, and the approval buttons of gated jobs."""
+        registry.command(
+            "jobs", "scheduled jobs: next run, last outcome, run/pause/resume", self.jobs
+        )
+        registry.action("jobs.run", self._run)
+        registry.action("jobs.pause", self._pause)
+        registry.action("jobs.resume", self._resume)
+        registry.action("jobs.approve", self._approve)
+        registry.action("jobs.deny", self._deny)
+        self.scheduler.ask_approval = self.ask_approval
+
+    async def jobs(self, ctx: CommandContext) -> Card:
+        """The jobs card."""
+        return await self._card(f"jobs-{ctx.receipt_id[:16]}")
+
+    async def _card(self, card_id: str, note: str = "") -> Card:
+        lines, buttons = [], []
+        for spec, state in await self.scheduler.states():
+            if not spec.enabled:
+                status = "disabled"
+            elif state.paused:
+                status = "paused"
+            else:
+                status = f"next {iso(state.next_run_at)}" if state.next_run_at else "not scheduled"
+            last = (
+                f"{state.last_outcome} {iso(state.last_run_at)}"
+                if state.last_run_at
+                else "never run"
+            )
+            lines.append(f"{spec.name} ({spec.describe_trigger}): {status}; last: {last}")
+            payload = {"job": spec.name}
+            buttons.append(
+                Button(f"Run now: {spec.name}", await self._token("jobs.run", payload, card_id))
+            )
+            if spec.enabled:
+                action, label = (
+                    ("jobs.resume", "Resume") if state.paused else ("jobs.pause", "Pause")
+                )
+                buttons.append(
+                    Button(f"{label}: {spec.name}", await self._token(action, payload, card_id))
+                )
+        body = "\n".join(lines) + (f"\n\n{note}" if note else "")
+        return Card(
+            kind=CardKind.REPLY,
+            title="Scheduled jobs",
+            body=body,
+            buttons=tuple(buttons),
+            correlation_id=card_id,
+        )
+
+    async def _token(self, action: str, payload: dict[str, Any], card_id: str) -> str:
+        return await self.tokens.issue(action, payload, card_id, ttl=TOKEN_TTL)
+
+    def _job(self, ctx: PressContext) -> str | None:
+        name = str(ctx.payload.get("job", ""))
+        return name if name in self.scheduler.specs else None
+
+    async def _run(self, ctx: PressContext) -> Card:
+        name = self._job(ctx)
+        if name is None:
+            return await self._card(ctx.card_id, "That job no longer exists.")
+        run_id = await self.scheduler.run_now(name)
+        if run_id is None:
+            return await self._card(ctx.card_id, f"{name} is already running.")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(RUN_WAIT):
+                await self.scheduler.idle()
+        return await self._card(ctx.card_id, f"Ran {name} (run #{run_id}).")
+
+    async def _pause(self, ctx: PressContext) -> Card:
+        name = self._job(ctx)
+        if name is not None:
+            await self.scheduler.pause(name)
+            self._record("job_paused", name)
+        return await self._card(ctx.card_id, f"Paused {name}." if name else "Unknown job.")
+
+    async def _resume(self, ctx: PressContext) -> Card:
+        name = self._job(ctx)
+        if name is not None:
+            await self.scheduler.resume(name)
+            self._record("job_resumed", name)
+        return await self._card(ctx.card_id, f"Resumed {name}." if name else "Unknown job.")
+
+    def _record(self, kind: str, name: str) -> None:
+        self.ledger.append(Receipt(action_type=kind, action_name=name, metadata={"via": "owner"}))
+
+    async def ask_approval(self, spec: JobSpec, ctx: JobContext) -> None:
+        """A gated job fell due: ask the owner with an approval card (Approve / Deny), unless
+        an earlier card for it is still undecided (a frequent job does not pile up cards)."""
+        if spec.name in self.asking:
+            return
+        card_id = f"job-approval-{spec.name}-{ctx.run_id}"
+        self.asking[spec.name] = card_id
+        payload = {"job": spec.name, "run_id": ctx.run_id}
+        card = Card(
+            kind=CardKind.APPROVAL,
+            title=f"Run {spec.name}?",
+            body=f"The scheduled job {spec.name} ({spec.tier}) was due at "
+            f"{iso(ctx.scheduled_for)}. Scheduled work above the Soul's boundary runs only "
+            "when you approve it.",
+            buttons=(
+                Button("Approve", await self._token("jobs.approve", payload, card_id)),
+                Button("Deny", await self._token("jobs.deny", payload, card_id)),
+            ),
+            correlation_id=card_id,
+        )
+        await self.bus.broadcast(card, key=card_id)
+
+    def _decided(self, name: str | None, card_id: str) -> None:
+        if name is not None and self.asking.get(name) == card_id:
+            del self.asking[name]
+
+    async def _approve(self, ctx: PressContext) -> Card:
+        name = self._job(ctx)
+        self._decided(name, ctx.card_id)
+        if name is None:
+            return Card(kind=CardKind.APPROVAL, title="Unknown job", correlation_id=ctx.card_id)
+        run_id = await self.scheduler.run_now(name, approved=True)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(RUN_WAIT):
+                await self.scheduler.idle()
+        state = dict((s.name, st) for s, st in await self.scheduler.states())[name]
+        outcome = f"{state.last_outcome}: {state.last_detail}" if run_id else "already running"
+        return Card(
+            kind=CardKind.APPROVAL,
+            title=f"{name}: approved by owner",
+            body=outcome,
+            correlation_id=ctx.card_id,
+        )
+
+    async def _deny(self, ctx: PressContext) -> Card:
+        self._decided(self._job(ctx), ctx.card_id)
+        name = self._job(ctx) or "?"
+        self.ledger.append(
+            Receipt(
+                action_type="scheduled_job_skipped",
+                action_name=name,
+                inputs={"run_id": ctx.payload.get("run_id")},
+                outputs={"detail": "denied by the owner"},
+                status=ReceiptStatus.SKIPPED,
+                metadata={"gate": "owner_approval", "outcome": "skipped", "denied": True},
+            )
+        )
+        return Card(
+            kind=CardKind.APPROVAL, title=f"{name}: denied by owner", correlation_id=ctx.card_id
+        )

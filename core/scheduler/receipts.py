@@ -1,0 +1,58 @@
+"""The typed receipts a scheduled run leaves: scheduled_job_run, _failed and _skipped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from core.receipts.model import Receipt, ReceiptStatus
+from core.scheduler.config import JobSpec
+from core.scheduler.store import Outcome
+
+if TYPE_CHECKING:
+    from core.scheduler.execution import JobContext
+
+_TYPES = {
+    Outcome.OK: ("scheduled_job_run", ReceiptStatus.SUCCESS),
+    Outcome.FAILED: ("scheduled_job_failed", ReceiptStatus.FAILURE),
+    Outcome.SKIPPED: ("scheduled_job_skipped", ReceiptStatus.SKIPPED),
+    Outcome.MISSED: ("scheduled_job_skipped", ReceiptStatus.SKIPPED),
+}
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds as an ISO time in UTC."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+def run_receipt(
+    spec: JobSpec,
+    ctx: JobContext,
+    outcome: Outcome,
+    detail: str,
+    gate: str | None = None,
+    *,
+    duration_ms: float | None = None,
+) -> Receipt:
+    """The receipt for one run's outcome (a skip names the gate that said no)."""
+    action_type, status = _TYPES[outcome]
+    return Receipt(
+        action_type=action_type,
+        action_name=spec.name,
+        inputs={
+            "run_id": ctx.run_id,
+            "scheduled_for": iso(ctx.scheduled_for),
+            "trigger": ctx.trigger,
+            "target": spec.run,
+        },
+        outputs={"detail": detail[:1000]} if outcome is not Outcome.FAILED else None,
+        status=status,
+        duration_ms=duration_ms,
+        error_message=detail[:500] if outcome is Outcome.FAILED else None,
+        metadata={
+            "gate": gate,
+            "tier": spec.tier,
+            "approved": ctx.approved,
+            "outcome": outcome.value,
+        },
+    )

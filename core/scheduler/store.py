@@ -1,0 +1,261 @@
+"""scheduler.db: each job's next run and last outcome, and the history of runs.
+
+A run is claimed by moving the job's next_run_at forward with a conditional update inside
+one transaction that also records the run; whoever moves it first owns that run, so a fire,
+a catch-up and a "Run now" racing each other (or two processes on the same home) never run
+the same scheduled time twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import aiosqlite
+
+from core.errors import StorageError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS scheduler_jobs (
+    name TEXT PRIMARY KEY,
+    next_run_at REAL,
+    paused INTEGER NOT NULL DEFAULT 0,
+    last_run_at REAL,
+    last_outcome TEXT,
+    last_detail TEXT
+);
+CREATE TABLE IF NOT EXISTS scheduler_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job TEXT NOT NULL,
+    scheduled_for REAL NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    trigger TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    gate TEXT,
+    detail TEXT,
+    missed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS scheduler_runs_by_time ON scheduler_runs(started_at);
+CREATE TABLE IF NOT EXISTS scheduler_marks (
+    name TEXT PRIMARY KEY,
+    value REAL NOT NULL
+);
+"""
+
+
+class Outcome(StrEnum):
+    """How a run ended."""
+
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    MISSED = "missed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """A job's row: when it runs next (None: not scheduled) and how it last went."""
+
+    name: str
+    next_run_at: float | None
+    paused: bool
+    last_run_at: float | None
+    last_outcome: str | None
+    last_detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One line of history."""
+
+    id: int
+    job: str
+    scheduled_for: float
+    started_at: float
+    finished_at: float | None
+    trigger: str
+    outcome: str
+    gate: str | None
+    detail: str | None
+    missed: int
+
+
+class SchedulerStore:
+    """The tables above, on a connection of their own (so a claim's transaction holds only
+    the scheduler's statements)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        """Open (and create) the database; StorageError names the cause."""
+        try:
+            self._db = await aiosqlite.connect(self._path, isolation_level=None)
+            await self._db.execute("PRAGMA journal_mode=WAL")
+            await self._db.execute("PRAGMA synchronous=FULL")
+            await self._db.execute("PRAGMA busy_timeout=5000")
+            await self._db.executescript(SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            await self.close()
+            raise StorageError(f"{self._path}: cannot open the scheduler database: {exc}") from None
+
+    async def close(self) -> None:
+        """Close the connection."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            await db.close()
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The open connection."""
+        if self._db is None:
+            raise StorageError("the scheduler database is not open")
+        return self._db
+
+    async def job(self, name: str) -> JobState | None:
+        """One job's row."""
+        async with self.db.execute(
+            "SELECT name, next_run_at, paused, last_run_at, last_outcome, last_detail"
+            " FROM scheduler_jobs WHERE name = ?",
+            (name,),
+        ) as cur:
+            row = await cur.fetchone()
+        return JobState(row[0], row[1], bool(row[2]), *row[3:]) if row else None
+
+    async def ensure(self, name: str, next_run_at: float | None) -> JobState:
+        """The job's row, created with `next_run_at` if new."""
+        async with self._lock:
+            await self.db.execute(
+                "INSERT INTO scheduler_jobs (name, next_run_at) VALUES (?, ?)"
+                " ON CONFLICT(name) DO NOTHING",
+                (name, next_run_at),
+            )
+        found = await self.job(name)
+        assert found is not None
+        return found
+
+    async def set_next(self, name: str, next_run_at: float | None) -> None:
+        """Schedule (or unschedule) a job without claiming a run."""
+        async with self._lock:
+            await self.db.execute(
+                "UPDATE scheduler_jobs SET next_run_at = ? WHERE name = ?", (next_run_at, name)
+            )
+
+    async def set_paused(self, name: str, paused: bool, next_run_at: float | None) -> None:
+        """Pause (next run cleared) or resume (next run set)."""
+        async with self._lock:
+            await self.db.execute(
+                "UPDATE scheduler_jobs SET paused = ?, next_run_at = ? WHERE name = ?",
+                (int(paused), next_run_at, name),
+            )
+
+    async def claim(
+        self,
+        name: str,
+        expected: float | None,
+        new_next: float | None,
+        *,
+        scheduled_for: float,
+        now: float,
+        trigger: str,
+        outcome: Outcome = Outcome.RUNNING,
+        gate: str | None = None,
+        detail: str | None = None,
+        missed: int = 0,
+    ) -> int | None:
+        """Move next_run_at from `expected` to `new_next` and record the run, atomically.
+        Returns the run id, or None when someone else moved it first. `expected` None claims
+        a manual run (the schedule stays as it is)."""
+        async with self._lock:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if expected is not None:
+                    cur = await self.db.execute(
+                        "UPDATE scheduler_jobs SET next_run_at = ?"
+                        " WHERE name = ? AND next_run_at = ?",
+                        (new_next, name, expected),
+                    )
+                    if cur.rowcount != 1:
+                        await self.db.execute("ROLLBACK")
+                        return None
+                cur = await self.db.execute(
+                    "INSERT INTO scheduler_runs (job, scheduled_for, started_at, trigger,"
+                    " outcome, gate, detail, missed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (name, scheduled_for, now, trigger, outcome.value, gate, detail, missed),
+                )
+                run_id = cur.lastrowid
+                if outcome is not Outcome.RUNNING:
+                    await self._set_last(name, now, outcome, detail or gate)
+                await self.db.execute("COMMIT")
+            except BaseException:
+                await self.db.execute("ROLLBACK")
+                raise
+        return run_id
+
+    async def finish(
+        self, run_id: int, name: str, now: float, outcome: Outcome, detail: str
+    ) -> None:
+        """Record how a claimed run ended."""
+        async with self._lock:
+            await self.db.execute(
+                "UPDATE scheduler_runs SET finished_at = ?, outcome = ?, detail = ? WHERE id = ?",
+                (now, outcome.value, detail[:500], run_id),
+            )
+            await self._set_last(name, now, outcome, detail)
+
+    async def _set_last(self, name: str, now: float, outcome: Outcome, detail: str | None) -> None:
+        await self.db.execute(
+            "UPDATE scheduler_jobs SET last_run_at = ?, last_outcome = ?, last_detail = ?"
+            " WHERE name = ?",
+            (now, outcome.value, (detail or "")[:500], name),
+        )
+
+    async def interrupted(self, now: float) -> int:
+        """Runs a crash left 'running' are marked interrupted (they are not run again)."""
+        cur = await self.db.execute(
+            "UPDATE scheduler_runs SET outcome = 'interrupted', finished_at = ?"
+            " WHERE outcome = 'running'",
+            (now,),
+        )
+        return cur.rowcount
+
+    async def runs_since(self, since: float) -> list[RunRecord]:
+        """History from `since` on, oldest first."""
+        async with self.db.execute(
+            "SELECT id, job, scheduled_for, started_at, finished_at, trigger, outcome, gate,"
+            " detail, missed FROM scheduler_runs WHERE started_at >= ? ORDER BY id",
+            (since,),
+        ) as cur:
+            return [RunRecord(*row) for row in await cur.fetchall()]
+
+    async def prune_runs(self, older_than: float) -> int:
+        """Forget history that started before `older_than` (epoch seconds)."""
+        cur = await self.db.execute(
+            "DELETE FROM scheduler_runs WHERE started_at < ? AND outcome != 'running'",
+            (older_than,),
+        )
+        return cur.rowcount
+
+    async def mark(self, name: str) -> float | None:
+        """A remembered timestamp (e.g. when the last digest covered up to)."""
+        async with self.db.execute(
+            "SELECT value FROM scheduler_marks WHERE name = ?", (name,)
+        ) as cur:
+            row = await cur.fetchone()
+        return float(row[0]) if row else None
+
+    async def set_mark(self, name: str, value: float) -> None:
+        """Remember a timestamp."""
+        await self.db.execute(
+            "INSERT INTO scheduler_marks (name, value) VALUES (?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            (name, value),
+        )
