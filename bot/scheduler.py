@@ -75,7 +75,6 @@ def _register_jobs(
     digest = DigestService(
         app.bus,
         app.ledger,
-        app.home / "ledger.db",
         app.state,
         store,
         app.tokens,

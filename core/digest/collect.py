@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import aiosqlite
 
 from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
-from core.receipts.model import GENESIS_HASH, StoredReceipt
-from core.receipts.reader import chain_problem
-from core.receipts.schema import COLUMNS
+from core.receipts.model import StoredReceipt
 
 PAGE = 500
 MAX_RECEIPTS = 20_000  # per kind read for one digest; a busier day is reported as "20000+"
@@ -77,7 +72,7 @@ def _meta(receipt: StoredReceipt) -> dict[str, object]:
 
 
 async def collect(
-    ledger: ReceiptStore, state: aiosqlite.Connection, ledger_path: Path, since: float, until: float
+    ledger: ReceiptStore, state: aiosqlite.Connection, since: float, until: float
 ) -> DigestData:
     """Everything the digest covers for [since, until)."""
     await ledger.flush()
@@ -103,7 +98,7 @@ async def collect(
         data.tokens += decision.token_count or 0
         cost = _meta(decision).get("cost_usd")
         data.cost_usd += float(cost) if isinstance(cost, int | float) else 0.0
-    data.verify = await asyncio.to_thread(verify_file, ledger_path)
+    data.verify = await ledger.verify()
     return data
 
 
@@ -124,20 +119,3 @@ async def _pending_approvals(state: aiosqlite.Connection) -> int:
     except aiosqlite.OperationalError:  # governance is off: no approvals table
         return 0
     return int(row[0]) if row else 0
-
-
-def verify_file(path: Path) -> VerifyReport:
-    """Walk the hash chain on a connection of its own (run in a thread: it hashes every row)."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        prev, expected_seq, checked = GENESIS_HASH, 1, 0
-        for raw in db.execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq"):
-            row = StoredReceipt(*raw)
-            checked += 1
-            problem = chain_problem(row, expected_seq, prev)
-            if problem:
-                return VerifyReport(False, checked, row.seq, problem)
-            prev, expected_seq = row.hash, row.seq + 1
-        return VerifyReport(True, checked)
-    finally:
-        db.close()

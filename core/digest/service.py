@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import aiosqlite
 
@@ -36,7 +35,6 @@ class DigestService:
 
     bus: Bus
     ledger: ReceiptStore
-    ledger_path: Path
     state: aiosqlite.Connection
     store: SchedulerStore
     tokens: ActionTokens
@@ -66,7 +64,7 @@ class DigestService:
         """Build the digest for (last one, until] and broadcast it under a key of its own, so
         a retry or a restart re-sends the same card at most once per chat."""
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
-        data = await collect(self.ledger, self.state, self.ledger_path, since, until)
+        data = await collect(self.ledger, self.state, since, until)
         card = digest_card(data, card_id, await self._buttons(card_id))
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)
