@@ -15,6 +15,7 @@ from aiohttp import web
 
 from bot.governance import wire_governance
 from bot.home import load_secret, prepare_home
+from bot.llm import wire_models
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
 from core.basic_commands import VERSION, BasicCommands
@@ -26,6 +27,7 @@ from core.config import Settings
 from core.errors import StorageError
 from core.features import FeatureFlags
 from core.health import HealthMonitor
+from core.llm.types import ModelRouter
 from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
@@ -58,6 +60,7 @@ class Lancelot:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None = None
+    models: ModelRouter | None = None  # the model router (bot/llm.py)
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -175,6 +178,7 @@ async def assemble(
             link_ttl_seconds=settings.web.link_ttl_seconds,
             status_fields=app.status_fields,
         ).register()
+        app.models = await wire_models(app)
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
