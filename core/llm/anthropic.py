@@ -48,7 +48,7 @@ def _request_kwargs(request: CompletionRequest, model: str) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
+        # No temperature: this SDK generation no longer takes one (the model picks its own).
         "messages": _messages(request.messages),
     }
     if system:

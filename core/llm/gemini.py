@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-import aiohttp
 import httpx
 from google import genai
 from google.genai import errors as genai_errors
@@ -23,11 +22,14 @@ class GeminiProvider:
     def __init__(self, config: FlagshipConfig) -> None:
         self.name = config.name
         self._config = config
-        # Retries live in core.llm.retry: one attempt here, and no implicit reconnect loop.
+        # Our own httpx client: the SDK's aiohttp session would add its own reconnect loop
+        # (retries live in core.llm.retry) and we close what we open.
+        self._http = httpx.AsyncClient(timeout=config.timeout)
         options = types.HttpOptions(
             base_url=config.base_url,
             timeout=int(config.timeout * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),
+            httpx_async_client=self._http,
         )
         self._client = genai.Client(api_key=config.api_key, http_options=options)
 
@@ -48,6 +50,7 @@ class GeminiProvider:
     async def aclose(self) -> None:
         """Close the HTTP sessions."""
         await self._client.aio.aclose()
+        await self._http.aclose()
         self._client.close()
 
 
@@ -140,6 +143,6 @@ def _translate(exc: Exception) -> Exception:
     """An SDK (or transport) exception in the error tree's words."""
     if isinstance(exc, genai_errors.APIError):
         return error_for_status("gemini", exc.code or 500)
-    if isinstance(exc, aiohttp.ClientError | httpx.TransportError | ConnectionError):
+    if isinstance(exc, httpx.TransportError | ConnectionError):
         return TransientError(f"gemini: cannot connect ({type(exc).__name__})")
     return PermanentError(f"gemini: {type(exc).__name__}: {exc}")

@@ -12,10 +12,16 @@ from core.security.redaction import Redactor
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # 13-19 digits, optionally grouped by spaces or dashes; kept only if the Luhn check passes.
 CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-# An optional +country code, optional (area), then groups of digits; 9-15 digits in all.
+# A +country number, an (area) number, or three or more separated digit groups; 9-15 digits.
+# A bare run of digits is an id or a timestamp, not a phone number.
 PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]?\d{2,5}){1,4}(?![\w])"
+    r"(?<![\w+.-])(?:"
+    r"\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]?\d{2,5}){0,4}"
+    r"|\(\d{1,4}\)[\s.-]?\d{2,4}(?:[\s.-]\d{2,4}){1,4}"
+    r"|\d{2,4}(?:[\s.-]\d{2,4}){2,5}"
+    r")(?![\w.-]?\d)"
 )
+IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 
 
@@ -36,7 +42,9 @@ def _card(match: re.Match[str]) -> str:
 
 def _phone(match: re.Match[str]) -> str:
     digits = re.sub(r"\D", "", match.group())
-    return "[PHONE]" if 9 <= len(digits) <= 15 else match.group()
+    if IPV4.fullmatch(match.group()) or not 9 <= len(digits) <= 15:
+        return match.group()
+    return "[PHONE]"
 
 
 class PiiRedactor:
