@@ -47,7 +47,7 @@ async def test_help_lists_exactly_what_works(app: Lancelot, phone: MemoryChannel
     assert "/start" in card.body
     assert "/help" in card.body
     # Subsystems that do not exist yet are not offered.
-    for absent in ("/jobs", "/digest", "/skills", "/memory", "/usage", "/receipts"):
+    for absent in ("/jobs", "/digest", "/skills", "/memory", "/receipts"):
         assert absent not in card.body
 
 
