@@ -26,6 +26,13 @@ class Intent(StrEnum):
 
 # The model may only write one of the labels, as a JSON string (a grammar enforces it).
 INTENT_SCHEMA: dict[str, object] = {"enum": [i.value for i in Intent]}
+# Flagship structured output wants an object at the top.
+INTENT_OBJECT_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"intent": INTENT_SCHEMA},
+    "required": ["intent"],
+    "additionalProperties": False,
+}
 
 # Instructions a capable model follows; the examples carry a small base model.
 SYSTEM_PROMPT = (
@@ -49,21 +56,21 @@ EXAMPLES = (
 
 @dataclass(frozen=True, slots=True)
 class IntentResult:
-    """A label and where it came from ("local" model or "heuristic")."""
+    """A label and where it came from: "local", a flagship lane's name, or "heuristic"."""
 
     intent: Intent
     source: str
 
 
-def intent_request(text: str) -> CompletionRequest:
-    """The constrained local request: instructions, labelled examples, then the message."""
+def intent_request(text: str, schema: dict[str, object] = INTENT_SCHEMA) -> CompletionRequest:
+    """The constrained request: instructions, labelled examples, then the message."""
     shots = "\n".join(f"Message: {q}\nLabel: {label.value}" for q, label in EXAMPLES)
     user = f"{shots}\nMessage: {_one_line(text)}\nLabel:"
     return CompletionRequest(
         messages=(Message(Role.SYSTEM, SYSTEM_PROMPT), Message(Role.USER, user)),
         temperature=0.0,
         max_tokens=12,
-        json_schema=INTENT_SCHEMA,
+        json_schema=schema,
     )
 
 
@@ -73,18 +80,21 @@ async def classify_intent(
     *,
     parent_id: str | None = None,
     quest_id: str | None = None,
+    lane: Lane = Lane.LOCAL_UTILITY,
 ) -> IntentResult:
-    """The local model's label for `text`; the keyword heuristic when it cannot answer."""
+    """The model's label for `text` (local by default; a flagship lane for unified
+    classification); the keyword heuristic when it cannot answer."""
     if router is not None:
+        local = lane in (Lane.LOCAL_UTILITY, Lane.LOCAL_REDACTION)
         try:
             completion = await router.complete(
-                intent_request(text),
+                intent_request(text, INTENT_SCHEMA if local else INTENT_OBJECT_SCHEMA),
                 task_type="intent_classification",
-                lane=Lane.LOCAL_UTILITY,
+                lane=Lane.LOCAL_UTILITY if local else lane,
                 parent_id=parent_id,
                 quest_id=quest_id,
             )
-            return IntentResult(parse_label(completion.text), "local")
+            return IntentResult(parse_label(completion.text), "local" if local else lane.value)
         except (ProviderUnavailable, ValueError) as exc:
             log.info("intent falls back to keywords: %s", exc)
     return IntentResult(heuristic_intent(text), "heuristic")

@@ -94,7 +94,7 @@ class LocalProvider:
     def _generate(self, request: CompletionRequest) -> Completion:
         with self._generating:
             response = self._llama.create_chat_completion(
-                messages=[_message(m) for m in request.messages],
+                messages=_turns(request.messages),
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 grammar=self._grammar(request.json_schema),
@@ -121,11 +121,19 @@ class LocalProvider:
         return self._grammars[key]
 
 
-def _message(message: Message) -> dict[str, str]:
-    """Chat-template turns; tool turns become plain user text (the local lanes use no tools)."""
-    if message.role is Role.TOOL:
-        return {"role": "user", "content": f"[{message.name or 'tool'} result]\n{message.content}"}
-    return {"role": message.role.value, "content": message.content}
+def _turns(messages: tuple[Message, ...]) -> list[dict[str, str]]:
+    """Chat-template turns. Tool results become user text (the local lanes use no tools), and
+    neighbours with the same role merge: strict templates (Gemma's) insist roles alternate."""
+    turns: list[dict[str, str]] = []
+    for m in messages:
+        role, content = m.role.value, m.content
+        if m.role is Role.TOOL:
+            role, content = "user", f"[{m.name or 'tool'} result]\n{m.content}"
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + content
+        else:
+            turns.append({"role": role, "content": content})
+    return turns
 
 
 def _short(exc: BaseException) -> str:

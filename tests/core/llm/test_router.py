@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import ProviderUnavailable
+from core.llm.intent import Intent, classify_intent
 from core.llm.prices import PriceTable
 from core.llm.providers import build_provider
 from core.llm.redaction import PiiRedactor
@@ -217,3 +218,13 @@ async def test_without_a_flagship_the_answer_names_the_setting(bench: Bench) -> 
     assert "OPENAI_API_KEY" in caught.value.user_message
     with pytest.raises(ProviderUnavailable):
         await router.complete(ask("hi"), task_type="intent", lane=Lane.LOCAL_UTILITY)
+
+
+async def test_unified_classification_uses_a_structured_flagship_call(bench: Bench) -> None:
+    bench.fake.reply(Reply(json={"intent": "PLAN_REQUEST"}))
+    result = await classify_intent(
+        "Sort out my inbox", bench.router, lane=Lane.FLAGSHIP_FAST, quest_id="q2"
+    )
+    assert (result.intent, result.source) == (Intent.PLAN_REQUEST, "flagship_fast")
+    sent = bench.fake.requests[-1].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["intent"]["enum"] == [i.value for i in Intent]
