@@ -53,6 +53,8 @@ async def wire_models(app: Lancelot) -> Router:
         if closer is not None:
             app.stack.push_async_callback(closer)
     local = local_provider(app)
+    if local is not None:
+        app.stack.push_async_callback(local.aclose)
     router = Router(
         ledger=app.ledger,
         usage=book,

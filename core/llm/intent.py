@@ -24,33 +24,54 @@ class Intent(StrEnum):
     CONVERSATIONAL = "CONVERSATIONAL"
 
 
-# The model may only write one of the labels, as a JSON string (a grammar enforces it).
-INTENT_SCHEMA: dict[str, object] = {"enum": [i.value for i in Intent]}
-# Flagship structured output wants an object at the top.
-INTENT_OBJECT_SCHEMA: dict[str, object] = {
+# The local model answers with a short word for the kind (one token each for Gemma, plain
+# words for any model), constrained to this JSON enum; the words map onto the labels.
+KINDS: dict[str, Intent] = {
+    "plan": Intent.PLAN_REQUEST,
+    "do": Intent.EXEC_REQUEST,
+    "both": Intent.MIXED_REQUEST,
+    "question": Intent.KNOWLEDGE_REQUEST,
+    "chat": Intent.CONVERSATIONAL,
+}
+LOCAL_SCHEMA: dict[str, object] = {"enum": list(KINDS)}
+# A flagship's structured output names the labels themselves, in an object.
+FLAGSHIP_SCHEMA: dict[str, object] = {
     "type": "object",
-    "properties": {"intent": INTENT_SCHEMA},
+    "properties": {"intent": {"type": "string", "enum": [i.value for i in Intent]}},
     "required": ["intent"],
     "additionalProperties": False,
 }
 
-# Instructions a capable model follows; the examples carry a small base model.
-SYSTEM_PROMPT = (
-    "Classify the owner's message for a personal agent. Answer with exactly one label:\n"
-    "PLAN_REQUEST: wants a plan, design or strategy, not action yet.\n"
-    "EXEC_REQUEST: wants something done now (run, create, change, send, delete).\n"
-    "MIXED_REQUEST: wants a plan and then the work done.\n"
-    "KNOWLEDGE_REQUEST: asks a question or an explanation.\n"
-    "CONVERSATIONAL: greetings, thanks, small talk."
+# Instructions a capable model follows; the examples are what carry a small base model.
+INSTRUCTIONS = (
+    "Sort each message from the owner of a personal assistant into one kind: "
+    "plan (wants a plan, design or strategy, not action yet), "
+    "do (wants something done now: run, create, change, send, delete), "
+    "both (wants a plan and then the work done), "
+    "question (asks for knowledge or an explanation), "
+    "chat (greetings, thanks, small talk). Answer with the kind only."
 )
-EXAMPLES = (
-    ("Plan how we should migrate the notes to a new folder layout", Intent.PLAN_REQUEST),
-    ("Create a file todo.txt with three items", Intent.EXEC_REQUEST),
-    ("Work out a backup strategy and then set it up", Intent.MIXED_REQUEST),
-    ("What is the difference between TCP and UDP?", Intent.KNOWLEDGE_REQUEST),
-    ("Hi there, thanks for the help!", Intent.CONVERSATIONAL),
-    ("Delete the old logs in the workspace", Intent.EXEC_REQUEST),
-    ("Why does my script fail with a permission error?", Intent.KNOWLEDGE_REQUEST),
+EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("Plan how we should migrate the notes to a new folder layout", "plan"),
+    ("Create a file todo.txt with three items", "do"),
+    ("Work out a backup strategy and then set it up", "both"),
+    ("What is the difference between TCP and UDP?", "question"),
+    ("Hi there, thanks for the help!", "chat"),
+    ("Delete the old logs in the workspace", "do"),
+    ("Why does my script fail with a permission error?", "question"),
+    ("Outline a roadmap for the website redesign", "plan"),
+    ("Good evening, how is it going?", "chat"),
+    ("Propose an approach for the data cleanup, then carry it out", "both"),
+    ("Copy config.yaml to backup/", "do"),
+    ("Who wrote The Hobbit?", "question"),
+    ("Thanks, that's perfect", "chat"),
+    ("How should we structure the new project? Give me the steps", "plan"),
+    ("Send the weekly report to the team", "do"),
+    ("Explain how garbage collection works", "question"),
+    ("Research the options and then install the best one", "both"),
+    ("Hey!", "chat"),
+    ("List the files in the workspace", "do"),
+    ("What does this error mean?", "question"),
 )
 
 
@@ -62,15 +83,25 @@ class IntentResult:
     source: str
 
 
-def intent_request(text: str, schema: dict[str, object] = INTENT_SCHEMA) -> CompletionRequest:
-    """The constrained request: instructions, labelled examples, then the message."""
-    shots = "\n".join(f"Message: {q}\nLabel: {label.value}" for q, label in EXAMPLES)
-    user = f"{shots}\nMessage: {_one_line(text)}\nLabel:"
+def _line(message: str, kind: str | None = None) -> str:
+    """One example as compact JSON; without a kind it stops where the answer goes."""
+    head = json.dumps({"message": message}, ensure_ascii=False, separators=(",", ":"))[:-1]
+    return f'{head},"kind":' + (f'"{kind}"}}' if kind is not None else "")
+
+
+def intent_request(text: str, *, local: bool = True) -> CompletionRequest:
+    """The constrained request: instructions, labelled examples (JSON lines), the message.
+
+    The fixed part comes first so the local model's prompt cache covers it; only the
+    message is new on each call.
+    """
+    shots = "\n".join(_line(q, kind) for q, kind in EXAMPLES)
+    user = f"{shots}\n{_line(_one_line(text))}"
     return CompletionRequest(
-        messages=(Message(Role.SYSTEM, SYSTEM_PROMPT), Message(Role.USER, user)),
+        messages=(Message(Role.SYSTEM, INSTRUCTIONS), Message(Role.USER, user)),
         temperature=0.0,
-        max_tokens=12,
-        json_schema=schema,
+        max_tokens=24,
+        json_schema=LOCAL_SCHEMA if local else FLAGSHIP_SCHEMA,
     )
 
 
@@ -88,7 +119,7 @@ async def classify_intent(
         local = lane in (Lane.LOCAL_UTILITY, Lane.LOCAL_REDACTION)
         try:
             completion = await router.complete(
-                intent_request(text, INTENT_SCHEMA if local else INTENT_OBJECT_SCHEMA),
+                intent_request(text, local=local),
                 task_type="intent_classification",
                 lane=Lane.LOCAL_UTILITY if local else lane,
                 parent_id=parent_id,
@@ -101,14 +132,16 @@ async def classify_intent(
 
 
 def parse_label(text: str) -> Intent:
-    """The label in a constrained answer ('"EXEC_REQUEST"'); ValueError if there is none."""
+    """The label in a constrained answer ('"do"', '{"intent": "EXEC_REQUEST"}'); ValueError
+    if there is none."""
     try:
         value = json.loads(text)
     except ValueError:
         value = text.strip().strip('"')
     if isinstance(value, dict):
         value = value.get("intent", "")
-    return Intent(str(value).strip())
+    word = str(value).strip()
+    return KINDS.get(word.lower()) or Intent(word)
 
 
 _GREETING = re.compile(

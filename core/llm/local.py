@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from core.errors import LancelotError, ProviderUnavailable
+from core.llm.constrained import choose, enum_options
 from core.llm.types import Completion, CompletionRequest, Message, Role, Usage
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+WORKER_NICE = 10  # the loop answers /status while the model computes
 
 
 class LocalProvider:
     """A GGUF model behind llama-cpp-python.
 
     Nothing loads until the first call (or `load()`), so startup stays fast. Loading and
-    generation run in threads; one generation at a time (a llama context is not thread-safe),
-    so the event loop is never blocked. A json_schema becomes a grammar the sampler obeys.
+    generation run on one dedicated worker thread: one generation at a time (a llama context
+    is not thread-safe), at a lower CPU priority than the event loop (on two cores the
+    loop must still win the CPU the moment it has work). A json_schema constrains the
+    output: an enum of strings by constrained choice (core.llm.constrained), any other
+    schema by a grammar.
     """
 
     name = "local"
@@ -35,8 +46,11 @@ class LocalProvider:
         self._context = context
         self._llama: Any = None
         self._load_lock = asyncio.Lock()
-        self._turn = asyncio.Lock()  # callers queue here instead of holding threads
-        self._generating = threading.Lock()  # and a cancelled caller's thread still excludes
+        # One worker: calls queue in order, and a cancelled caller's generation still
+        # finishes before the next one starts. llama.cpp's own threads inherit its priority.
+        self._worker = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="local-model", initializer=_lower_priority
+        )
         self._grammars: dict[str, Any] = {}
         self.model_name = ""
         self.load_error: str | None = None
@@ -54,7 +68,7 @@ class LocalProvider:
                 return
             started = time.perf_counter()
             try:
-                self._llama = await asyncio.to_thread(self._open)
+                self._llama = await self._in_worker(self._open)
             except Exception as exc:
                 self.load_error = _short(exc)
                 log.warning("local model could not be loaded: %s", exc)
@@ -82,32 +96,59 @@ class LocalProvider:
     async def complete(self, request: CompletionRequest) -> Completion:
         """Answer one request on the local model; tools are not offered to it."""
         await self.load()
-        async with self._turn:
-            try:
-                return await asyncio.to_thread(self._generate, request)
-            except LancelotError:
-                raise
-            except Exception as exc:  # llama-cpp raises plain errors (context overflow, ...)
-                log.warning("local generation failed: %s", exc)
-                raise ProviderUnavailable(f"local: {exc}") from None
+        try:
+            return await self._in_worker(partial(self._generate, request))
+        except LancelotError:
+            raise
+        except Exception as exc:  # llama-cpp raises plain errors (context overflow, ...)
+            log.warning("local generation failed: %s", exc)
+            raise ProviderUnavailable(f"local: {exc}") from None
+
+    async def _in_worker(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._worker, work)
+
+    async def aclose(self) -> None:
+        """Stop the worker (a generation under way finishes; queued ones are dropped)."""
+        self._worker.shutdown(wait=False, cancel_futures=True)
 
     def _generate(self, request: CompletionRequest) -> Completion:
-        with self._generating:
-            response = self._llama.create_chat_completion(
-                messages=_turns(request.messages),
+        prompt = self._prompt(request.messages)
+        options = enum_options(request.json_schema)
+        if options is not None:
+            choice = choose(self._llama, prompt, options)
+            text, used, reason = choice.text, Usage(len(prompt), choice.tokens), "stop"
+        else:
+            response = self._llama.create_completion(
+                prompt=prompt,
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 grammar=self._grammar(request.json_schema),
             )
-        choice = response["choices"][0]
-        usage = response.get("usage") or {}
+            first = response["choices"][0]
+            counts = response.get("usage") or {}
+            text, reason = first["text"].strip(), first.get("finish_reason") or ""
+            used = Usage(counts.get("prompt_tokens", 0), counts.get("completion_tokens", 0))
         return Completion(
-            text=(choice["message"].get("content") or "").strip(),
-            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
-            model=self.model_name,
-            provider=self.name,
-            finish_reason=choice.get("finish_reason") or "",
+            text=text, usage=used, model=self.model_name, provider=self.name, finish_reason=reason
         )
+
+    def _prompt(self, messages: tuple[Message, ...]) -> list[int]:
+        """Tokens of the conversation: the model's chat template if it has one (instruction
+        models), else the turns as plain paragraphs (a base model continues the text)."""
+        llama = self._llama
+        turns = _turns(messages)
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            text = "\n\n".join(t["content"] for t in turns)
+            return list(llama.tokenize(text.encode(), add_bos=True, special=False))
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        bos = llama.detokenize([llama.token_bos()], special=True).decode(errors="replace")
+        eos = llama.detokenize([llama.token_eos()], special=True).decode(errors="replace")
+        formatter = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)
+        text = formatter(messages=cast(Any, turns)).prompt
+        add_bos = not (bos and text.startswith(bos))  # templates often write the BOS themselves
+        return list(llama.tokenize(text.encode(), add_bos=add_bos, special=True))
 
     def _grammar(self, schema: dict[str, Any] | None) -> Any:
         """A cached grammar for a JSON schema (building one parses the schema each time)."""
@@ -115,7 +156,7 @@ class LocalProvider:
             return None
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
@@ -134,6 +175,12 @@ def _turns(messages: tuple[Message, ...]) -> list[dict[str, str]]:
         else:
             turns.append({"role": role, "content": content})
     return turns
+
+
+def _lower_priority() -> None:
+    """Nice the worker thread (Linux: per thread) so the event loop's thread goes first."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
 
 
 def _short(exc: BaseException) -> str:

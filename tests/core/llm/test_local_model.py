@@ -161,3 +161,24 @@ async def test_without_a_local_model_classification_falls_back_to_keywords(
         finally:
             await state.close()
     assert (result.intent, result.source) == (Intent.CONVERSATIONAL, "heuristic")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["yes", "no"],
+        ["red", "reddish", "blue"],  # one option is a prefix of another
+        ["PLAN_REQUEST", "EXEC_REQUEST", "MIXED_REQUEST"],  # shared tokens after the choice
+    ],
+)
+async def test_an_enum_answer_is_always_one_of_the_options(
+    model: LocalProvider, options: list[str]
+) -> None:
+    answer = await model.complete(
+        CompletionRequest(
+            messages=(Message(Role.USER, "Pick one: " + ", ".join(options) + "\nAnswer:"),),
+            json_schema={"enum": options},
+        )
+    )
+    assert json.loads(answer.text) in options
+    assert answer.usage.output_tokens >= 1
