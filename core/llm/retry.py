@@ -66,11 +66,11 @@ async def call_with_retries(
 
 
 def _unavailable(provider: str, cause: Exception | None) -> ProviderUnavailable:
-    """The owner-safe error: names the provider, never the SDK's internals."""
-    return ProviderUnavailable(
-        f"{provider}: {cause}",
-        user_message=f"The {provider} model is unavailable right now; try again in a moment.",
-    )
+    """The owner-safe error: names the provider (and what to fix, when the owner can)."""
+    message = f"The {provider} model is unavailable right now; try again in a moment."
+    if isinstance(cause, PermanentError) and cause.user_message != PermanentError.user_message:
+        message = cause.user_message
+    return ProviderUnavailable(f"{provider}: {cause}", user_message=message)
 
 
 def error_for_status(provider: str, status: int, retry_after: float | None = None) -> Exception:
@@ -79,6 +79,11 @@ def error_for_status(provider: str, status: int, retry_after: float | None = Non
         return RateLimited(retry_after if retry_after is not None else 1.0, f"{provider}: 429")
     if status in (408, 409) or status >= 500:
         return TransientError(f"{provider}: HTTP {status}")
+    if status in (401, 403):
+        return PermanentError(
+            f"{provider}: HTTP {status}",
+            user_message=f"The {provider} API key was refused; check {provider.upper()}_API_KEY.",
+        )
     return PermanentError(f"{provider}: HTTP {status}")
 
 

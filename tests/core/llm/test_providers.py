@@ -144,3 +144,12 @@ async def test_a_server_that_is_gone_becomes_provider_unavailable(name: str) -> 
 
 def _fields(config: object) -> dict[str, object]:
     return {name: getattr(config, name) for name in config.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+async def test_a_refused_key_tells_the_owner_which_setting_to_check(wired: Wired) -> None:
+    wired.fake.fail_next(401)
+    with pytest.raises(ProviderUnavailable) as caught:
+        await wired.provider.complete(ASK)
+    assert f"{wired.name.upper()}_API_KEY" in caught.value.user_message
+    assert "test-key-not-real" not in caught.value.user_message
+    assert len(wired.fake.requests) == 1
