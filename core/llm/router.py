@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 
 from core.errors import ProviderUnavailable
@@ -13,7 +14,7 @@ from core.llm.flagship import FlagshipConfig
 from core.llm.prices import PriceTable
 from core.llm.providers import no_provider_answer
 from core.llm.redaction import PiiRedactor
-from core.llm.types import Completion, CompletionRequest, Lane, Provider, Role, Usage
+from core.llm.types import Completion, CompletionRequest, Lane, Provider, Usage
 from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptStore
 
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 LOCAL_LANES = (Lane.LOCAL_REDACTION, Lane.LOCAL_UTILITY)
 REFERENCE_MODEL = ("openai", "gpt-4o-mini")  # prices local savings when no flagship is set
 _MASKS = ("[REDACTED]", "[EMAIL]", "[PHONE]", "[CARD]", "[IBAN]")
+NO_LOCAL_MODEL = "No local model is set up (install the local extra or set LANCELOT_LOCAL_MODEL)."
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,72 +81,78 @@ class Router:
         LOCAL_REDACTION answers with the request's last message, masked (deterministic).
         Raises ProviderUnavailable (its user_message is owner-safe) when nothing can answer.
         """
-        trace = (task_type, parent_id, quest_id)
+        trace = _Trace(task_type, parent_id, quest_id)
         if lane is Lane.LOCAL_REDACTION:
             return await self._redaction(request, trace)
         if lane is Lane.LOCAL_UTILITY:
-            return await self._call_local(request, trace)
+            if self._local is None:
+                error = ProviderUnavailable("no local model", user_message=NO_LOCAL_MODEL)
+                return await self._refuse(trace, lane, "local", error)
+            local = self._local
+            return await self._run(trace, lane, "local", "", "local task", local.complete(request))
         if self._flagship is None:
-            await self._record(
-                RouterDecision(
-                    task_type,
-                    lane,
-                    "none",
-                    "",
-                    "no flagship configured",
-                    0.0,
-                    False,
-                    error=self.no_flagship_reason,
-                ),
-                trace,
-            )
-            raise ProviderUnavailable(
-                "no flagship provider", user_message=no_provider_answer(self.no_flagship_reason)
-            )
+            reason = self.no_flagship_reason or "no flagship configured"
+            error = ProviderUnavailable(reason, user_message=no_provider_answer(reason))
+            return await self._refuse(trace, lane, "none", error)
         return await self._call_flagship(self._flagship, request, lane, trace)
 
     async def _call_flagship(
-        self,
-        flagship: Flagship,
-        request: CompletionRequest,
-        lane: Lane,
-        trace: tuple[str, str | None, str | None],
+        self, flagship: Flagship, request: CompletionRequest, lane: Lane, trace: _Trace
     ) -> Completion:
         rationale = f"{lane.value} requested"
         if lane is Lane.FLAGSHIP_FAST and (why := self._escalation.reason(request)):
             lane, rationale = Lane.FLAGSHIP_DEEP, f"escalated to deep: {why}"
         masked = self._redactor.request(request)
         redactions = _mask_count(masked) - _mask_count(request)
+        name, config = flagship.config.name, flagship.config
         try:
-            return await self._try(flagship, masked, lane, rationale, redactions, trace)
+            model = masked.model or config.model_for(lane)
+            call = flagship.provider.complete(replace(masked, model=model))
+            return await self._run(trace, lane, name, model, rationale, call, redactions)
         except ProviderUnavailable as exc:
             if lane is not Lane.FLAGSHIP_FAST:
                 raise
             log.info("fast lane failed (%s); escalating to deep", exc)
-            masked = replace(masked, model=None)
-            why = "escalated to deep: the fast call failed"
-            return await self._try(flagship, masked, Lane.FLAGSHIP_DEEP, why, redactions, trace)
+        deep = config.model_for(Lane.FLAGSHIP_DEEP)
+        call = flagship.provider.complete(replace(masked, model=deep))
+        why = "escalated to deep: the fast call failed"
+        return await self._run(trace, Lane.FLAGSHIP_DEEP, name, deep, why, call, redactions)
 
-    async def _try(
+    async def _redaction(self, request: CompletionRequest, trace: _Trace) -> Completion:
+        last = request.messages[-1].content if request.messages else ""
+        text = self._redactor.text(last)
+        count = sum(text.count(m) for m in _MASKS) - sum(last.count(m) for m in _MASKS)
+        answer = Completion(text=text, model="redactor", provider="local", finish_reason="stop")
+        return await self._run(
+            trace,
+            Lane.LOCAL_REDACTION,
+            "local",
+            "redactor",
+            "deterministic redaction",
+            _ready(answer),
+            count,
+        )
+
+    async def _run(
         self,
-        flagship: Flagship,
-        request: CompletionRequest,
+        trace: _Trace,
         lane: Lane,
+        provider: str,
+        model: str,
         rationale: str,
-        redactions: int,
-        trace: tuple[str, str | None, str | None],
+        call: Awaitable[Completion],
+        redactions: int = 0,
     ) -> Completion:
-        model = request.model or flagship.config.model_for(lane)
-        name = flagship.config.name
+        """Await the call; record its RouterDecision, tokens, cost (or local savings)."""
         started = time.perf_counter()
         try:
-            completion = await flagship.provider.complete(replace(request, model=model))
+            completion = await call
         except ProviderUnavailable as exc:
             elapsed = (time.perf_counter() - started) * 1000
-            decision = RouterDecision(
-                trace[0],
+            failed = RouterDecision(
+                trace.task_type,
                 lane,
-                name,
+                provider,
                 model,
                 rationale,
                 elapsed,
@@ -152,88 +160,35 @@ class Router:
                 error=str(exc),
                 redactions=redactions,
             )
-            await self._record(decision, trace)
+            await self._record(failed, trace)
             raise
         elapsed = (time.perf_counter() - started) * 1000
-        cost = self._prices.cost(name, completion.model or model, completion.usage)
+        used = completion.model or model
         decision = RouterDecision(
-            trace[0],
+            trace.task_type,
             lane,
-            name,
-            completion.model or model,
+            provider,
+            used,
             rationale,
             elapsed,
             True,
             usage=completion.usage,
-            cost_usd=cost,
+            cost_usd=self._prices.cost(provider, used, completion.usage),
             redactions=redactions,
         )
-        await self._record(decision, trace)
+        saved = self._flagship_cost(completion.usage) if provider == "local" else 0.0
+        await self._record(decision, trace, saved)
         return completion
 
-    async def _call_local(
-        self, request: CompletionRequest, trace: tuple[str, str | None, str | None]
+    async def _refuse(
+        self, trace: _Trace, lane: Lane, provider: str, error: ProviderUnavailable
     ) -> Completion:
-        lane = Lane.LOCAL_UTILITY
-        if self._local is None:
-            await self._record(
-                RouterDecision(
-                    trace[0],
-                    lane,
-                    "local",
-                    "",
-                    "no local model",
-                    0.0,
-                    False,
-                    error="no local model",
-                ),
-                trace,
-            )
-            raise ProviderUnavailable("no local model", user_message="No local model is set up.")
-        started = time.perf_counter()
-        try:
-            completion = await self._local.complete(request)
-        except ProviderUnavailable as exc:
-            elapsed = (time.perf_counter() - started) * 1000
-            decision = RouterDecision(
-                trace[0], lane, "local", "", "local task", elapsed, False, error=str(exc)
-            )
-            await self._record(decision, trace)
-            raise
-        elapsed = (time.perf_counter() - started) * 1000
+        """Record that nothing could serve the lane, then raise `error`."""
         decision = RouterDecision(
-            trace[0],
-            lane,
-            "local",
-            completion.model,
-            "local task",
-            elapsed,
-            True,
-            usage=completion.usage,
-        )
-        await self._record(decision, trace, saved=self._flagship_cost(completion.usage))
-        return completion
-
-    async def _redaction(
-        self, request: CompletionRequest, trace: tuple[str, str | None, str | None]
-    ) -> Completion:
-        started = time.perf_counter()
-        last = request.messages[-1].content if request.messages else ""
-        text = self._redactor.text(last)
-        elapsed = (time.perf_counter() - started) * 1000
-        count = sum(text.count(m) for m in _MASKS) - sum(last.count(m) for m in _MASKS)
-        decision = RouterDecision(
-            trace[0],
-            Lane.LOCAL_REDACTION,
-            "local",
-            "redactor",
-            "deterministic redaction",
-            elapsed,
-            True,
-            redactions=count,
+            trace.task_type, lane, provider, "", "not configured", 0.0, False, error=str(error)
         )
         await self._record(decision, trace)
-        return Completion(text=text, model="redactor", provider="local", finish_reason="stop")
+        raise error
 
     def _flagship_cost(self, usage: Usage) -> float:
         """What these tokens would have cost on the flagship's fast model."""
@@ -242,13 +197,8 @@ class Router:
             return self._prices.cost(config.name, config.fast_model, usage)
         return self._prices.cost(*REFERENCE_MODEL, usage)
 
-    async def _record(
-        self,
-        decision: RouterDecision,
-        trace: tuple[str, str | None, str | None],
-        saved: float = 0.0,
-    ) -> None:
-        self._ledger.append(decision.receipt(parent_id=trace[1], quest_id=trace[2]))
+    async def _record(self, decision: RouterDecision, trace: _Trace, saved: float = 0.0) -> None:
+        self._ledger.append(decision.receipt(parent_id=trace.parent_id, quest_id=trace.quest_id))
         await self._usage.record(
             decision.lane,
             decision.provider,
@@ -260,10 +210,18 @@ class Router:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Trace:
+    """What every decision of one call shares: the task and where its receipts hang."""
+
+    task_type: str
+    parent_id: str | None
+    quest_id: str | None
+
+
+async def _ready(completion: Completion) -> Completion:
+    return completion
+
+
 def _mask_count(request: CompletionRequest) -> int:
-    return sum(
-        m.content.count(mask)
-        for m in request.messages
-        if m.role is not Role.SYSTEM
-        for mask in _MASKS
-    )
+    return sum(m.content.count(mask) for m in request.messages for mask in _MASKS)
