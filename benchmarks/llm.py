@@ -179,6 +179,11 @@ async def loop_while_generating(home: Path, model: Path, count: int) -> None:
 
 
 async def main(rounds: int, status: int) -> None:
+    print(
+        "load average before: {:.2f} {:.2f} {:.2f} on {} cores".format(
+            *os.getloadavg(), os.cpu_count()
+        )
+    )
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         configured = os.environ.get("LANCELOT_LOCAL_MODEL")
@@ -187,6 +192,7 @@ async def main(rounds: int, status: int) -> None:
         )
         await classification(home, model, rounds)
         await loop_while_generating(home, model, status)
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ class Intent(StrEnum):
 # words for any model), constrained to this JSON enum; the words map onto the labels.
 KINDS: dict[str, Intent] = {
     "plan": Intent.PLAN_REQUEST,
-    "do": Intent.EXEC_REQUEST,
+    "action": Intent.EXEC_REQUEST,
     "both": Intent.MIXED_REQUEST,
     "question": Intent.KNOWLEDGE_REQUEST,
     "chat": Intent.CONVERSATIONAL,
@@ -46,31 +46,31 @@ FLAGSHIP_SCHEMA: dict[str, object] = {
 INSTRUCTIONS = (
     "Sort each message from the owner of a personal assistant into one kind: "
     "plan (wants a plan, design or strategy, not action yet), "
-    "do (wants something done now: run, create, change, send, delete), "
+    "action (wants something done now: run, create, change, send, delete), "
     "both (wants a plan and then the work done), "
     "question (asks for knowledge or an explanation), "
     "chat (greetings, thanks, small talk). Answer with the kind only."
 )
 EXAMPLES: tuple[tuple[str, str], ...] = (
     ("Plan how we should migrate the notes to a new folder layout", "plan"),
-    ("Create a file todo.txt with three items", "do"),
+    ("Create a file todo.txt with three items", "action"),
     ("Work out a backup strategy and then set it up", "both"),
     ("What is the difference between TCP and UDP?", "question"),
     ("Hi there, thanks for the help!", "chat"),
-    ("Delete the old logs in the workspace", "do"),
+    ("Delete the old logs in the workspace", "action"),
     ("Why does my script fail with a permission error?", "question"),
     ("Outline a roadmap for the website redesign", "plan"),
     ("Good evening, how is it going?", "chat"),
     ("Propose an approach for the data cleanup, then carry it out", "both"),
-    ("Copy config.yaml to backup/", "do"),
+    ("Copy config.yaml to backup/", "action"),
     ("Who wrote The Hobbit?", "question"),
     ("Thanks, that's perfect", "chat"),
     ("How should we structure the new project? Give me the steps", "plan"),
-    ("Send the weekly report to the team", "do"),
+    ("Send the weekly report to the team", "action"),
     ("Explain how garbage collection works", "question"),
     ("Research the options and then install the best one", "both"),
     ("Hey!", "chat"),
-    ("List the files in the workspace", "do"),
+    ("List the files in the workspace", "action"),
     ("What does this error mean?", "question"),
 )
 
@@ -132,7 +132,7 @@ async def classify_intent(
 
 
 def parse_label(text: str) -> Intent:
-    """The label in a constrained answer ('"do"', '{"intent": "EXEC_REQUEST"}'); ValueError
+    """The label in a constrained answer ('"action"', '{"intent": "EXEC_REQUEST"}'); ValueError
     if there is none."""
     try:
         value = json.loads(text)

@@ -30,7 +30,7 @@ def test_keywords_label_plain_requests(text: str, intent: Intent) -> None:
     ("answer", "intent"),
     [
         ('"EXEC_REQUEST"', Intent.EXEC_REQUEST),
-        ('"do"', Intent.EXEC_REQUEST),
+        ('"action"', Intent.EXEC_REQUEST),
         ('"both"', Intent.MIXED_REQUEST),
         ('{"intent": "PLAN_REQUEST"}', Intent.PLAN_REQUEST),
         (" CONVERSATIONAL ", Intent.CONVERSATIONAL),
