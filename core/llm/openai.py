@@ -31,6 +31,10 @@ class OpenAIProvider:
         """Answer one request (ProviderUnavailable after retries, never an SDK error)."""
         model = request.model or self._config.fast_model
         kwargs = _request_kwargs(request, model)
+        if self._config.base_url is None:
+            # OpenAI's own API names the limit max_completion_tokens (newer models refuse
+            # max_tokens); compatible servers know max_tokens.
+            kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
 
         async def call() -> Completion:
             response = await self._client.chat.completions.create(**kwargs)
