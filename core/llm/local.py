@@ -44,7 +44,8 @@ class LocalProvider:
         self._model_path = model_path
         self._threads = threads
         self._context = context
-        self._llama: Any = None
+        self._llama: Any = None  # labels: its cache keeps the fixed few-shot prefix hot
+        self._writer: Any = None  # free text and grammars, so they never evict that prefix
         self._load_lock = asyncio.Lock()
         # One worker: calls queue in order, and a cancelled caller's generation still
         # finishes before the next one starts. llama.cpp's own threads inherit its priority.
@@ -112,13 +113,18 @@ class LocalProvider:
         self._worker.shutdown(wait=False, cancel_futures=True)
 
     def _generate(self, request: CompletionRequest) -> Completion:
-        prompt = self._prompt(request.messages)
         options = enum_options(request.json_schema)
         if options is not None:
+            prompt = self._prompt(self._llama, request.messages)
             choice = choose(self._llama, prompt, options)
             text, used, reason = choice.text, Usage(len(prompt), choice.tokens), "stop"
         else:
-            response = self._llama.create_completion(
+            # A second context on the same memory-mapped weights: cheap, and it keeps the
+            # label context's prompt cache for the next classification.
+            if self._writer is None:
+                self._writer = self._open()
+            prompt = self._prompt(self._writer, request.messages)
+            response = self._writer.create_completion(
                 prompt=prompt,
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
@@ -132,10 +138,10 @@ class LocalProvider:
             text=text, usage=used, model=self.model_name, provider=self.name, finish_reason=reason
         )
 
-    def _prompt(self, messages: tuple[Message, ...]) -> list[int]:
+    @staticmethod
+    def _prompt(llama: Any, messages: tuple[Message, ...]) -> list[int]:
         """Tokens of the conversation: the model's chat template if it has one (instruction
         models), else the turns as plain paragraphs (a base model continues the text)."""
-        llama = self._llama
         turns = _turns(messages)
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:

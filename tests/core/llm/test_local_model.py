@@ -124,7 +124,7 @@ async def test_the_event_loop_keeps_running_while_the_model_generates(
 ) -> None:
     await model.load()
     request = CompletionRequest(
-        messages=(Message(Role.USER, "Tell a long story about a castle."),), max_tokens=96
+        messages=(Message(Role.USER, "Tell a long story about a castle."),), max_tokens=40
     )
     generation = asyncio.create_task(model.complete(request))
     lateness: list[float] = []
