@@ -10,7 +10,7 @@ from core.llm.escalation import EscalationPolicy
 from core.llm.local import LocalProvider
 from core.llm.model_file import packaged_model_available, resolve_model
 from core.llm.prices import PriceTable
-from core.llm.providers import build_provider, choose_flagship
+from core.llm.providers import LazyProvider, choose_flagship
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
 from core.llm.usage import UsageBook
@@ -47,11 +47,9 @@ async def wire_models(app: Lancelot) -> Router:
     choice = choose_flagship(llm)
     flagship = None
     if choice.config is not None:
-        provider = build_provider(choice.config)
+        provider = LazyProvider(choice.config)
         flagship = Flagship(provider, choice.config)
-        closer = getattr(provider, "aclose", None)
-        if closer is not None:
-            app.stack.push_async_callback(closer)
+        app.stack.push_async_callback(provider.aclose)
     local = local_provider(app)
     if local is not None:
         app.stack.push_async_callback(local.aclose)

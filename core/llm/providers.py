@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from core.config.settings import LLMSettings
 from core.llm.flagship import FlagshipConfig
 from core.llm.retry import RetryPolicy
-from core.llm.types import Provider
+from core.llm.types import Completion, CompletionRequest, Provider
 
 FLAGSHIPS = ("openai", "anthropic", "gemini")  # "the first with a key" looks in this order
 KEY_NAMES = {name: f"{name.upper()}_API_KEY" for name in FLAGSHIPS}
@@ -45,6 +46,29 @@ def choose_flagship(llm: LLMSettings) -> FlagshipChoice:
         if _key(llm, name) is not None:
             return FlagshipChoice(_config(llm, name))
     return FlagshipChoice(None, "no provider key is set")
+
+
+class LazyProvider:
+    """A flagship adapter built on first use: importing an SDK costs a second of startup."""
+
+    def __init__(self, config: FlagshipConfig) -> None:
+        self.name = config.name
+        self._config = config
+        self._provider: Provider | None = None
+        self._building = asyncio.Lock()
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Build the adapter if needed (imports in a thread), then answer."""
+        async with self._building:
+            if self._provider is None:
+                self._provider = await asyncio.to_thread(build_provider, self._config)
+        return await self._provider.complete(request)
+
+    async def aclose(self) -> None:
+        """Close the adapter's connections, if it was ever built."""
+        closer = getattr(self._provider, "aclose", None)
+        if closer is not None:
+            await closer()
 
 
 def build_provider(config: FlagshipConfig) -> Provider:
