@@ -32,6 +32,40 @@ def enum_options(schema: dict[str, Any] | None) -> list[str] | None:
     return list(dict.fromkeys(values))
 
 
+@dataclass(frozen=True, slots=True)
+class EnumShape:
+    """An answer that is one of `options`: bare, or as the only field of an object."""
+
+    options: list[str]
+    field: str | None = None
+
+    @property
+    def lead(self) -> str:
+        """The JSON written before the value (a grammar would force it too)."""
+        return "" if self.field is None else "{" + json.dumps(self.field) + ": "
+
+    def wrap(self, choice: str) -> str:
+        """The whole JSON answer around the chosen value's JSON string."""
+        return choice if self.field is None else self.lead + choice + "}"
+
+
+def enum_shape(schema: dict[str, Any] | None) -> EnumShape | None:
+    """`{"enum": [...]}`, or an object whose one required property is such an enum."""
+    options = enum_options(schema)
+    if options is not None:
+        return EnumShape(options)
+    if not schema or schema.get("type") != "object":
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or len(properties) != 1:
+        return None
+    ((name, inner),) = properties.items()
+    options = enum_options(inner) if isinstance(inner, dict) else None
+    if options is None or schema.get("required") != [name]:
+        return None
+    return EnumShape(options, name)
+
+
 def choose(llama: Any, prompt: list[int], options: list[str]) -> Choice:
     """Greedy decoding of `prompt` restricted to the JSON strings of `options` (blocking)."""
     encoded = {o: _tokens(llama, json.dumps(o)) for o in options}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from core.errors import LancelotError, ProviderUnavailable
-from core.llm.constrained import choose, enum_options
+from core.llm.constrained import choose, enum_shape
 from core.llm.types import Completion, CompletionRequest, Message, Role, Usage
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ class LocalProvider:
     generation run on one dedicated worker thread: one generation at a time (a llama context
     is not thread-safe), at a lower CPU priority than the event loop (on two cores the
     loop must still win the CPU the moment it has work). A json_schema constrains the
-    output: an enum of strings by constrained choice (core.llm.constrained), any other
-    schema by a grammar.
+    output: an enum of strings (bare, or the one field of an object) by constrained choice
+    (core.llm.constrained), any other schema by a grammar.
     """
 
     name = "local"
@@ -113,11 +113,13 @@ class LocalProvider:
         self._worker.shutdown(wait=False, cancel_futures=True)
 
     def _generate(self, request: CompletionRequest) -> Completion:
-        options = enum_options(request.json_schema)
-        if options is not None:
+        shape = enum_shape(request.json_schema)
+        if shape is not None:
             prompt = self._prompt(self._llama, request.messages)
-            choice = choose(self._llama, prompt, options)
-            text, used, reason = choice.text, Usage(len(prompt), choice.tokens), "stop"
+            lead = list(self._llama.tokenize(shape.lead.encode(), add_bos=False))
+            choice = choose(self._llama, prompt + lead, shape.options)
+            text, reason = shape.wrap(choice.text), "stop"
+            used = Usage(len(prompt), len(lead) + choice.tokens + (1 if shape.field else 0))
         else:
             # A second context on the same memory-mapped weights: cheap, and it keeps the
             # label context's prompt cache for the next classification.

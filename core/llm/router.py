@@ -62,6 +62,10 @@ class Router:
         """Whether a flagship provider (OpenAI, Anthropic or Gemini) is configured."""
         return self._flagship is not None
 
+    def has_local(self) -> bool:
+        """Whether the local lanes have a model (it may still be loading on first use)."""
+        return self._local is not None
+
     @property
     def flagship_name(self) -> str | None:
         """ "openai", "anthropic", "gemini", or None."""

@@ -182,3 +182,24 @@ async def test_an_enum_answer_is_always_one_of_the_options(
     )
     assert json.loads(answer.text) in options
     assert answer.usage.output_tokens >= 1
+
+
+async def test_a_label_inside_an_object_comes_back_as_that_object(model: LocalProvider) -> None:
+    labels = ["PLAN_REQUEST", "EXEC_REQUEST", "KNOWLEDGE_REQUEST"]
+    schema = {
+        "type": "object",
+        "properties": {"intent": {"type": "string", "enum": labels}},
+        "required": ["intent"],
+        "additionalProperties": False,
+    }
+    answer = await model.complete(
+        CompletionRequest(
+            messages=(
+                Message(Role.SYSTEM, 'Classify the message. Answer as JSON: {"intent": "..."}.'),
+                Message(Role.USER, "Delete the old logs"),
+            ),
+            temperature=0.0,
+            json_schema=schema,
+        )
+    )
+    assert json.loads(answer.text)["intent"] in labels

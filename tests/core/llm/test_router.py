@@ -196,6 +196,7 @@ async def test_local_calls_count_what_they_saved(bench: Bench) -> None:
         local=_LocalStub(),
         flagship=bench.router._flagship,
     )
+    assert router.has_local()
     await router.complete(ask("hi"), task_type="intent", lane=Lane.LOCAL_UTILITY)
     summary = await bench.book.summary()
     assert summary.lane(Lane.LOCAL_UTILITY).tokens == 304
@@ -212,6 +213,7 @@ async def test_without_a_flagship_the_answer_names_the_setting(bench: Bench) -> 
         no_flagship_reason="no provider key is set",
     )
     assert not router.has_flagship()
+    assert not router.has_local()
     with pytest.raises(ProviderUnavailable) as caught:
         await router.complete(ask("Write me a poem"), task_type="answer")
     assert "LANCELOT_PROVIDER" in caught.value.user_message
