@@ -119,7 +119,7 @@ class LocalProvider:
             lead = list(self._llama.tokenize(shape.lead.encode(), add_bos=False))
             choice = choose(self._llama, prompt + lead, shape.options)
             text, reason = shape.wrap(choice.text), "stop"
-            used = Usage(len(prompt), len(lead) + choice.tokens + (1 if shape.field else 0))
+            used = Usage(len(prompt), len(lead) + choice.tokens)
         else:
             # A second context on the same memory-mapped weights: cheap, and it keeps the
             # label context's prompt cache for the next classification.
