@@ -10,7 +10,7 @@ from core.llm.escalation import EscalationPolicy
 from core.llm.local import LocalProvider
 from core.llm.model_file import packaged_model_available, resolve_model
 from core.llm.prices import PriceTable
-from core.llm.providers import LazyProvider, choose_flagship
+from core.llm.providers import FlagshipChoice, LazyProvider, choose_flagship
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
 from core.llm.usage import UsageBook
@@ -67,15 +67,17 @@ async def wire_models(app: Lancelot) -> Router:
     UsageCommand(app.commands, book, describe).register()
     app.status_fields["Models"] = describe
 
-    async def check() -> str | None:
-        if local is not None and local.load_error:
-            return f"local model: {local.load_error}"
-        if llm.provider is not None and not router.has_flagship():
-            return f"model provider: {choice.problem}"
-        return None
-
-    app.health.register("models", check)
+    app.health.register("models", partial(_health, local, choice))
     return router
+
+
+async def _health(local: LocalProvider | None, choice: FlagshipChoice) -> str | None:
+    """Degraded when the local model failed to load or the named provider has no key."""
+    if local is not None and local.load_error:
+        return f"local model: {local.load_error}"
+    if choice.misconfigured:
+        return f"model provider: {choice.problem}"
+    return None
 
 
 def _describe(router: Router, local: LocalProvider | None) -> str:

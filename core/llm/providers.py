@@ -20,6 +20,7 @@ class FlagshipChoice:
 
     config: FlagshipConfig | None
     problem: str | None = None
+    misconfigured: bool = False  # a provider was named but cannot be used (health degrades)
 
 
 def no_provider_answer(problem: str | None = None) -> str:
@@ -37,10 +38,9 @@ def choose_flagship(llm: LLMSettings) -> FlagshipChoice:
     """LANCELOT_PROVIDER if its key is set, else the first provider that has a key."""
     if llm.provider is not None:
         if _key(llm, llm.provider) is None:
-            return FlagshipChoice(
-                None,
-                f"LANCELOT_PROVIDER is {llm.provider} but {KEY_NAMES[llm.provider]} is not set",
-            )
+            key = KEY_NAMES[llm.provider]
+            problem = f"LANCELOT_PROVIDER is {llm.provider} but {key} is not set"
+            return FlagshipChoice(None, problem, misconfigured=True)
         return FlagshipChoice(_config(llm, llm.provider))
     for name in FLAGSHIPS:
         if _key(llm, name) is not None:
