@@ -59,7 +59,7 @@ def wire_agent(
         app.bus,
         app.ledger,
         app.features,
-        limits,
+        limits or AgentLimits(local_answers=app.settings.llm.local_model is not None),
     )
     app.commands.free_text(agent.handle)
     app.status_fields["Agent"] = lambda: (

@@ -16,6 +16,7 @@ from aiohttp import web
 from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
+from bot.llm import wire_models
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app
@@ -30,6 +31,7 @@ from core.config import Settings
 from core.errors import StorageError
 from core.features import FeatureFlags
 from core.health import HealthMonitor
+from core.llm.types import ModelRouter
 from core.orchestrator import Orchestrator
 from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
@@ -68,6 +70,7 @@ class Lancelot:
     scheduler: Scheduler | None = None
     skill_runner: SkillRunner | None = None
     alerts: HealthAlerts | None = None
+    models: ModelRouter | None = None  # the model router (bot/llm.py)
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
@@ -185,12 +188,13 @@ async def assemble(
             link_ttl_seconds=settings.web.link_ttl_seconds,
             status_fields=app.status_fields,
         ).register()
+        app.models = await wire_models(app)
         if app.features.enabled("SOUL"):
             approvals = await wire_governance(app, secret)
             await stack.enter_async_context(approvals)
             if app.features.enabled("SKILLS") and app.governance is not None:
                 await wire_skills(app, app.governance)
-        wire_agent(app)
+        wire_agent(app, app.models)
         await wire_scheduler(app, clock)
         orchestrator = Orchestrator(
             app.bus,

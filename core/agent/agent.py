@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from core.agent.answer import FINAL_INSTRUCTIONS, FINAL_SCHEMA, FinalAnswer, parse_final
 from core.agent.deep import deep_pass, record_experience
-from core.agent.intent import Intent, IntentClassifier
+from core.agent.intent import IntentClassifier, needs_plan
 from core.agent.loop import ToolLoop
 from core.agent.offline import answer_offline
 from core.agent.plan import PlanArtifact, plan_card
@@ -22,6 +22,7 @@ from core.errors import DeliveryFailed, ProviderUnavailable
 from core.events import Card, CardKind, Inbound
 from core.features import FeatureFlags
 from core.governance.gateway import ToolGateway
+from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
 from core.receipts.base import ReceiptStore
 
@@ -93,7 +94,7 @@ class Agent:
         return card
 
     async def _answer(self, quest: Quest, intent: Intent, text: str, event: Inbound) -> FinalAnswer:
-        if not intent.needs_plan:
+        if not needs_plan(intent):
             return await self._direct(quest, text)
         insight = await deep_pass(quest, text) if quest.deep else None
         try:

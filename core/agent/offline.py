@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from core.agent.governor import govern
-from core.agent.intent import Intent, LocalAware
+from core.agent.intent import LocalAware
 from core.agent.quest import Quest
 from core.errors import ProviderUnavailable
 from core.events import Card, CardKind
+from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Lane, Message, Role
 from core.receipts.model import ReceiptStatus
 
@@ -25,7 +26,7 @@ _LOCAL_SYSTEM = "You are Lancelot, a helpful assistant. Answer briefly and truth
 
 async def answer_offline(quest: Quest, intent: Intent, text: str) -> Card:
     """The local model for questions and chat, if it can; otherwise say what is needed."""
-    if intent in (Intent.KNOWLEDGE_REQUEST, Intent.CONVERSATIONAL):
+    if quest.limits.local_answers and intent in (Intent.KNOWLEDGE_REQUEST, Intent.CONVERSATIONAL):
         card = await _local_answer(quest, text)
         if card is not None:
             return card

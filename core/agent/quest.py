@@ -11,11 +11,14 @@ from core.llm.types import Completion, CompletionRequest, Lane, ModelRouter
 
 @dataclass(frozen=True, slots=True)
 class AgentLimits:
-    """Hard bounds: model turns in tool loops per request, and verifier attempts per step."""
+    """Hard bounds: model turns in tool loops per request, and verifier attempts per step;
+    and whether the local model may write free-text answers when no flagship is configured
+    (only for a model the owner chose: the default 270M base model is for labels)."""
 
     max_iterations: int = 12
     step_attempts: int = 3
     verifier_temperature: float = 0.1
+    local_answers: bool = False
 
 
 @dataclass

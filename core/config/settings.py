@@ -86,6 +86,21 @@ class LLMSettings(Section):
     anthropic_base_url: str | None = None
     gemini_api_key: SecretStr | None = None
     gemini_base_url: str | None = None
+    # Models per flagship lane (fast, deep); any name the provider (or compatible server) knows.
+    openai_fast_model: str = "gpt-4o-mini"
+    openai_deep_model: str = "gpt-4o"
+    anthropic_fast_model: str = "claude-3-5-haiku-latest"
+    anthropic_deep_model: str = "claude-sonnet-4-5"
+    gemini_fast_model: str = "gemini-2.5-flash"
+    gemini_deep_model: str = "gemini-2.5-pro"
+    timeout_seconds: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    retry_base_seconds: float = Field(default=0.5, ge=0)
+    local_threads: int = Field(default=2, ge=1)
+    local_context: int = Field(default=2048, ge=256)
+    deep_over_chars: int = Field(default=4000, ge=1)  # longer requests go to the deep lane
+    # USD per million tokens, (input, output), keyed "provider/model"; merged over the defaults.
+    prices: dict[str, tuple[float, float]] = {}
 
 
 class SandboxSettings(Section):

@@ -49,7 +49,7 @@ async def test_help_lists_exactly_what_works(app: Lancelot, phone: MemoryChannel
     for present in ("/health", "/jobs", "/digest"):
         assert present in card.body
     # Subsystems that do not exist yet are not offered.
-    for absent in ("/memory", "/usage", "/receipts"):
+    for absent in ("/memory", "/receipts"):
         assert absent not in card.body
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.agent.intent import Intent, classify_by_keywords
+from core.agent.quest import AgentLimits
+from core.llm.intent import KINDS, Intent, heuristic_intent
 from core.llm.types import Completion, CompletionRequest, Lane
 from tests.core.agent.stage import Stage, stage
 from tests.fakes.owner import say
@@ -28,7 +29,7 @@ from tests.fakes.scripted_model import final, text
     ],
 )
 def test_keyword_fallback(message: str, intent: Intent) -> None:
-    assert classify_by_keywords(message) is intent
+    assert heuristic_intent(message) is intent
 
 
 def local_model(answer: str) -> object:
@@ -51,7 +52,7 @@ async def test_the_local_lane_classifies_when_a_local_model_exists(lancelot: Sta
     first = router.calls[0]
     assert first.lane is Lane.LOCAL_UTILITY
     assert first.request.json_schema is not None
-    assert first.request.json_schema["properties"]["intent"]["enum"] == [i.value for i in Intent]
+    assert first.request.json_schema == {"enum": list(KINDS)}  # a constrained label
 
 
 async def test_a_broken_local_answer_falls_back_to_keywords(lancelot: Stage) -> None:
@@ -92,16 +93,27 @@ async def test_without_any_provider_free_text_gets_an_honest_answer(lancelot: St
     assert "a.txt" in ran.body  # deterministic commands still work
 
 
-async def test_without_a_flagship_the_local_model_answers_questions_labelled(
+async def test_the_default_small_model_only_labels_it_never_writes_answers(
     lancelot: Stage,
 ) -> None:
-    lancelot.model(flagship=False, local=local_model("KNOWLEDGE_REQUEST"))
+    router = lancelot.model(flagship=False, local=local_model("KNOWLEDGE_REQUEST"))
+    card = await lancelot.say("what is the capital of France?")
+    assert card.title == "No model provider configured"
+    assert "LANCELOT_PROVIDER" in card.body
+    assert [call.task_type for call in router.calls] == ["intent"]
+
+
+async def test_without_a_flagship_a_chosen_local_model_answers_questions_labelled(
+    lancelot: Stage,
+) -> None:
+    chosen = AgentLimits(local_answers=True)  # LANCELOT_LOCAL_MODEL names the owner's model
+    lancelot.model(flagship=False, local=local_model("KNOWLEDGE_REQUEST"), limits=chosen)
     card = await lancelot.say("what is the capital of France?")
     assert card.title == "Answer (local model)"
     assert "Paris" in card.body
     assert "small local model" in card.body
     assert "LANCELOT_PROVIDER" in card.body
     # An action request is not handed to the small model.
-    lancelot.model(flagship=False, local=local_model("EXEC_REQUEST"))
+    lancelot.model(flagship=False, local=local_model("EXEC_REQUEST"), limits=chosen)
     action = await lancelot.say("delete old.txt")
     assert action.title == "No model provider configured"

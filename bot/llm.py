@@ -1,0 +1,94 @@
+"""Wires the model layer into a Lancelot: providers from settings, the router, /usage, health."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import partial
+from typing import TYPE_CHECKING
+
+from core.llm.escalation import EscalationPolicy
+from core.llm.local import LocalProvider
+from core.llm.model_file import packaged_model_available, resolve_model
+from core.llm.prices import PriceTable
+from core.llm.providers import FlagshipChoice, LazyProvider, choose_flagship
+from core.llm.redaction import PiiRedactor
+from core.llm.router import Flagship, Router
+from core.llm.usage import UsageBook
+from core.llm.usage_command import UsageCommand
+
+if TYPE_CHECKING:
+    from bot.app import Lancelot
+
+
+def local_provider(app: Lancelot) -> LocalProvider | None:
+    """The local model, if llama-cpp-python and a GGUF are available (nothing loads yet)."""
+    llm = app.settings.llm
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    if llm.local_model is None and not packaged_model_available():
+        return None
+    return LocalProvider(
+        partial(resolve_model, llm.local_model, app.home),
+        threads=llm.local_threads,
+        context=llm.local_context,
+    )
+
+
+async def wire_models(app: Lancelot) -> Router:
+    """Build the router from the settings; register /usage, a health check, a status line.
+
+    The local model loads on its first use, never at startup.
+    """
+    from bot.app import redactor_for  # the composition root's secret-aware redactor
+
+    llm = app.settings.llm
+    book = UsageBook(app.state)
+    await book.setup()
+    choice = choose_flagship(llm)
+    flagship = None
+    if choice.config is not None:
+        provider = LazyProvider(choice.config)
+        flagship = Flagship(provider, choice.config)
+        app.stack.push_async_callback(provider.aclose)
+    local = local_provider(app)
+    if local is not None:
+        app.stack.push_async_callback(local.aclose)
+    router = Router(
+        ledger=app.ledger,
+        usage=book,
+        prices=PriceTable.with_overrides(llm.prices),
+        redactor=PiiRedactor(redactor_for(app.settings)),
+        local=local,
+        flagship=flagship,
+        escalation=EscalationPolicy(deep_over_chars=llm.deep_over_chars),
+        no_flagship_reason=choice.problem,
+    )
+    describe = partial(_describe, router, local)
+    UsageCommand(app.commands, book, describe).register()
+    app.status_fields["Models"] = describe
+
+    app.health.register("models", partial(_health, local, choice))
+    return router
+
+
+async def _health(local: LocalProvider | None, choice: FlagshipChoice) -> str | None:
+    """Degraded when the local model failed to load or the named provider has no key."""
+    if local is not None and local.load_error:
+        return f"local model: {local.load_error}"
+    if choice.misconfigured:
+        return f"model provider: {choice.problem}"
+    return None
+
+
+def _describe(router: Router, local: LocalProvider | None) -> str:
+    """One line for /status and /usage: which models answer."""
+    flagship = router.flagship_name or "no flagship (set LANCELOT_PROVIDER and its key)"
+    if local is None:
+        state = "no local model"
+    elif local.loaded:
+        state = f"local {local.model_name} loaded"
+    elif local.load_error:
+        state = "local model failed to load"
+    else:
+        state = "local model loads on first use"
+    return f"{flagship}; {state}"

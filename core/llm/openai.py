@@ -1,0 +1,123 @@
+"""OpenAI (and compatible servers) through its SDK: chat completions, tools, JSON schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from core.errors import PermanentError, TransientError
+from core.llm.flagship import FlagshipConfig, parse_arguments
+from core.llm.retry import call_with_retries, error_for_status, retry_after_seconds
+from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
+
+
+class OpenAIProvider:
+    """Chat Completions with native tool calls and `response_format` json_schema."""
+
+    def __init__(self, config: FlagshipConfig) -> None:
+        self.name = config.name
+        self._config = config
+        # Retries live in core.llm.retry, so the SDK's own are off.
+        self._client = openai.AsyncOpenAI(
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=config.timeout,
+            max_retries=0,
+        )
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer one request (ProviderUnavailable after retries, never an SDK error)."""
+        model = request.model or self._config.fast_model
+        kwargs = _request_kwargs(request, model)
+        if self._config.base_url is None:
+            # OpenAI's own API names the limit max_completion_tokens (newer models refuse
+            # max_tokens); compatible servers know max_tokens.
+            kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+
+        async def call() -> Completion:
+            response = await self._client.chat.completions.create(**kwargs)
+            return _completion(response, self.name)
+
+        return await call_with_retries(self.name, self._config.retry, call, _translate)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()
+
+
+def _request_kwargs(request: CompletionRequest, model: str) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": [_message(m) for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
+    if request.tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in request.tools
+        ]
+    if request.json_schema is not None:
+        kwargs["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": request.json_schema},
+        }
+    return kwargs
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role is Role.TOOL:
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
+    return out
+
+
+def _completion(response: Any, provider: str) -> Completion:
+    if not response.choices:
+        raise PermanentError(f"{provider}: an answer without choices")
+    choice = response.choices[0]
+    calls = tuple(
+        ToolCall(id=c.id, name=c.function.name, arguments=parse_arguments(c.function.arguments))
+        for c in (choice.message.tool_calls or ())
+        if getattr(c, "function", None) is not None
+    )
+    usage = response.usage
+    return Completion(
+        text=choice.message.content or "",
+        tool_calls=calls,
+        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
+        model=response.model or "",
+        provider=provider,
+        finish_reason=choice.finish_reason or "",
+    )
+
+
+def _translate(exc: Exception) -> Exception:
+    """An SDK exception in the error tree's words."""
+    if isinstance(exc, openai.APIStatusError):
+        return error_for_status(
+            "openai", exc.status_code, retry_after_seconds(exc.response.headers)
+        )
+    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return TransientError(f"openai: cannot connect ({type(exc).__name__})")
+    if isinstance(exc, openai.APIError | PermanentError):
+        return PermanentError(f"openai: {exc}")
+    return PermanentError(f"openai: unexpected {type(exc).__name__}: {exc}")

@@ -1,0 +1,62 @@
+"""The model layer inside the real app: router wired from settings, /usage, /status, health."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.app import assemble
+from core.config import load_settings
+from core.errors import ProviderUnavailable
+from core.llm.types import CompletionRequest, Lane, Message, Role
+from tests.fakes.channel import MemoryChannel
+from tests.fakes.llm import FakeOpenAI, Reply
+from tests.fakes.owner import say
+
+ASK = CompletionRequest(messages=(Message(Role.USER, "What's on today?"),))
+
+
+async def test_usage_shows_tokens_and_cost_and_survives_a_restart(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake:
+        env = {
+            "LANCELOT_HOME": str(tmp_path / "home"),
+            "OPENAI_API_KEY": "test-key-not-real",
+            "OPENAI_BASE_URL": fake.base_url,
+        }
+        fake.reply(Reply(text="Nothing much.", input_tokens=1200, output_tokens=300))
+        async with assemble(load_settings(environ=env), web=False) as app:
+            assert app.models is not None
+            assert app.models.has_flagship()
+            answer = await app.models.complete(ASK, task_type="answer")
+            assert answer.text == "Nothing much."
+            assert fake.models_called() == ["gpt-4o-mini"]  # the settings' fast model
+        async with assemble(load_settings(environ=env), web=False) as app:
+            phone = MemoryChannel()
+            await app.attach(phone)
+            card = await say(app, phone, "/usage")
+            fields = dict(card.fields)
+            assert fields["flagship_fast"] == "1 calls, 1,500 tokens, $0.0004"
+            assert fields["local_utility"] == "not used"
+            assert fields["Flagship cost"] == "$0.0004"  # 1200 x 0.15 + 300 x 0.60 per million
+            assert "openai" in card.body
+            assert "/usage" in (await say(app, phone, "/help")).body
+            status = dict((await say(app, phone, "/status")).fields)
+            assert status["Models"].startswith("openai")
+            assert "loads on first use" in status["Models"] or "no local model" in status["Models"]
+
+
+async def test_without_a_key_lancelot_still_runs_and_says_what_to_set(tmp_path: Path) -> None:
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_PROVIDER": "anthropic"}
+    async with assemble(load_settings(environ=env), web=False) as app:
+        assert app.models is not None
+        assert not app.models.has_flagship()
+        with pytest.raises(ProviderUnavailable) as caught:
+            await app.models.complete(ASK, task_type="answer", lane=Lane.FLAGSHIP_FAST)
+        assert "ANTHROPIC_API_KEY is not set" in caught.value.user_message
+        assert "LANCELOT_PROVIDER" in caught.value.user_message
+        snapshot = await app.health.check()
+        assert any("ANTHROPIC_API_KEY" in reason for reason in snapshot.degraded_reasons)
+        phone = MemoryChannel()
+        await app.attach(phone)
+        assert (await say(app, phone, "/status")).title == "Status"

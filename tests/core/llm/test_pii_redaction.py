@@ -1,0 +1,58 @@
+"""The local_redaction lane's deterministic masking: personal data out, ordinary text kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.llm.redaction import PiiRedactor
+from core.llm.types import CompletionRequest, Message, Role, ToolCall
+from core.security.redaction import Redactor
+
+REDACT = PiiRedactor(Redactor(["known-secret-123"]))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("write to jane.doe@example.org today", "write to [EMAIL] today"),
+        ("call 555-123-4567 now", "call [PHONE] now"),
+        ("call (020) 7946 0958", "call [PHONE]"),
+        ("call +14155550123", "call [PHONE]"),
+        ("card 4111 1111 1111 1111 expires", "card [CARD] expires"),
+        ("iban DE89 3704 0044 0532 0130 00", "iban [IBAN]"),
+        ("token known-secret-123 here", "token [REDACTED] here"),
+        ("password=hunter22", "password=[REDACTED]"),
+    ],
+)
+def test_personal_data_is_masked(text: str, expected: str) -> None:
+    assert REDACT.text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Meeting at 10:30 on 2026-11-23 in room 12",
+        "order 12345, version 3.11.4, port 8080",
+        "server 192.168.100.200 answered",
+        "timestamps 1732350000 and 1732350000123",
+        "a number that fails Luhn: 1234 5678 9012 3456",
+    ],
+)
+def test_ordinary_numbers_are_kept(text: str) -> None:
+    assert REDACT.text(text) == text
+
+
+def test_a_whole_request_is_masked_including_tool_arguments() -> None:
+    request = CompletionRequest(
+        messages=(
+            Message(Role.USER, "mail bob@example.com"),
+            Message(
+                Role.ASSISTANT,
+                tool_calls=(ToolCall("c1", "send_mail", {"to": "bob@example.com", "n": 2}),),
+            ),
+        )
+    )
+    masked = REDACT.request(request)
+    assert masked.messages[0].content == "mail [EMAIL]"
+    assert masked.messages[1].tool_calls[0].arguments == {"to": "[EMAIL]", "n": 2}
+    assert request.messages[0].content == "mail bob@example.com"  # the original is untouched

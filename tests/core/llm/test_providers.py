@@ -1,0 +1,155 @@
+"""Each flagship adapter, through its real SDK, against a fake server speaking that API's JSON."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from core.errors import ProviderUnavailable
+from core.llm.providers import build_provider
+from core.llm.types import CompletionRequest, Message, Role, ToolCall, ToolSpec
+from tests.fakes.llm import Reply
+from tests.fakes.llm.wiring import FAKES, FAST, Wired, config_for
+
+ASK = CompletionRequest(
+    messages=(
+        Message(Role.SYSTEM, "You are Lancelot."),
+        Message(Role.USER, "What is the capital of France?"),
+    )
+)
+LIST_FILES = ToolSpec(
+    name="list_files",
+    description="List the files in a workspace folder.",
+    parameters={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+)
+
+
+async def test_a_question_is_answered(wired: Wired) -> None:
+    wired.fake.reply(Reply(text="Paris."))
+    answer = await wired.provider.complete(ASK)
+    assert answer.text == "Paris."
+    assert answer.provider == wired.name
+    assert answer.tool_calls == ()
+    sent_in, sent_out = wired.fake.usage_sent[-1]
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (sent_in, sent_out)
+    assert wired.fake.models_called() == [FAST]  # no model named: the fast one
+
+
+async def test_the_system_prompt_and_question_reach_the_server(wired: Wired) -> None:
+    await wired.provider.complete(ASK)
+    wire = json.dumps(wired.fake.requests[-1].body)
+    assert "You are Lancelot." in wire
+    assert "capital of France" in wire
+
+
+async def test_a_tool_call_is_parsed(wired: Wired) -> None:
+    wired.fake.reply(Reply(tool_calls=(("list_files", {"path": "notes"}),)))
+    request = CompletionRequest(
+        messages=(Message(Role.USER, "What is in my notes folder?"),), tools=(LIST_FILES,)
+    )
+    answer = await wired.provider.complete(request)
+    assert [(c.name, c.arguments) for c in answer.tool_calls] == [("list_files", {"path": "notes"})]
+    assert answer.tool_calls[0].id
+    # The tool was declared to the model in the API's own shape.
+    assert "List the files in a workspace folder." in json.dumps(wired.fake.requests[-1].body)
+
+
+async def test_a_tool_result_goes_back_paired_with_its_call(wired: Wired) -> None:
+    call = ToolCall(id="call_1", name="list_files", arguments={"path": "notes"})
+    request = CompletionRequest(
+        messages=(
+            Message(Role.USER, "What is in my notes folder?"),
+            Message(Role.ASSISTANT, "", tool_calls=(call,)),
+            Message(Role.TOOL, "a.txt\nb.txt", tool_call_id="call_1", name="list_files"),
+        ),
+        tools=(LIST_FILES,),
+    )
+    wired.fake.reply(Reply(text="Two files: a.txt and b.txt."))
+    answer = await wired.provider.complete(request)
+    assert answer.text == "Two files: a.txt and b.txt."
+    wire = json.dumps(wired.fake.requests[-1].body)
+    assert "call_1" in wire
+    assert "a.txt\\nb.txt" in wire
+
+
+async def test_structured_output_follows_the_schema(wired: Wired) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "confidence": {"type": "number"}},
+        "required": ["city", "confidence"],
+    }
+    wired.fake.reply(Reply(json={"city": "Paris", "confidence": 0.9}))
+    answer = await wired.provider.complete(
+        CompletionRequest(messages=ASK.messages, json_schema=schema)
+    )
+    assert json.loads(answer.text) == {"city": "Paris", "confidence": 0.9}
+    assert answer.tool_calls == ()  # a forced structured tool is not a tool call
+    assert '"confidence"' in json.dumps(wired.fake.requests[-1].body)  # the schema was sent
+
+
+async def test_a_429_is_retried_then_answered(wired: Wired) -> None:
+    wired.fake.fail_next(429, retry_after=0)
+    wired.fake.reply(Reply(text="Paris."))
+    answer = await wired.provider.complete(ASK)
+    assert answer.text == "Paris."
+    assert len(wired.fake.requests) == 2
+
+
+async def test_a_500_is_retried_then_answered(wired: Wired) -> None:
+    wired.fake.fail_next(500, times=2)
+    answer = await wired.provider.complete(ASK)
+    assert answer.text == "fake answer"
+    assert len(wired.fake.requests) == 3
+
+
+async def test_an_outage_becomes_provider_unavailable_after_the_retries(wired: Wired) -> None:
+    wired.fake.go_down()
+    with pytest.raises(ProviderUnavailable) as caught:
+        await wired.provider.complete(ASK)
+    assert len(wired.fake.requests) == 3
+    assert wired.name in caught.value.user_message
+    assert "Traceback" not in caught.value.user_message
+    assert "503" not in caught.value.user_message  # the owner sees no internals
+
+
+async def test_a_bad_request_is_not_retried(wired: Wired) -> None:
+    wired.fake.fail_next(400)
+    with pytest.raises(ProviderUnavailable):
+        await wired.provider.complete(ASK)
+    assert len(wired.fake.requests) == 1
+
+
+@pytest.mark.parametrize("name", sorted(FAKES))
+async def test_a_server_that_is_gone_becomes_provider_unavailable(name: str) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    async with FAKES[name]() as fake:
+        config = config_for(name, fake)
+    # The fake has stopped: its port refuses connections, as does the unbound one.
+    for url in (config.base_url, f"http://127.0.0.1:{port}"):
+        dead = build_provider(type(config)(**{**_fields(config), "base_url": url}))
+        try:
+            with pytest.raises(ProviderUnavailable):
+                await dead.complete(ASK)
+        finally:
+            await dead.aclose()  # type: ignore[attr-defined]
+
+
+def _fields(config: object) -> dict[str, object]:
+    return {name: getattr(config, name) for name in config.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+async def test_a_refused_key_tells_the_owner_which_setting_to_check(wired: Wired) -> None:
+    wired.fake.fail_next(401)
+    with pytest.raises(ProviderUnavailable) as caught:
+        await wired.provider.complete(ASK)
+    assert f"{wired.name.upper()}_API_KEY" in caught.value.user_message
+    assert "test-key-not-real" not in caught.value.user_message
+    assert len(wired.fake.requests) == 1

@@ -1,0 +1,79 @@
+"""A fake OpenAI Chat Completions server (tool_calls, response_format) for the real SDK."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from aiohttp import web
+
+from .base import FakeModelServer
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded"}
+
+
+class FakeOpenAI(FakeModelServer):
+    """POST /v1/chat/completions; give the SDK `base_url`."""
+
+    @property
+    def base_url(self) -> str:
+        """What OPENAI_BASE_URL should be."""
+        return f"{self.root}/v1"
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._chat)
+
+    def error_body(self, status: int) -> dict[str, Any]:
+        kind = _ERROR_TYPES.get(status, "server_error")
+        return {"error": {"message": f"fake error {status}", "type": kind, "code": kind}}
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        served = await self.serve(request, await _model(request))
+        if isinstance(served, web.Response):
+            return served
+        reply, body = served
+        if not isinstance(body.get("messages"), list) or not body["messages"]:
+            return web.json_response(self.error_body(400), status=400)
+        content = json.dumps(reply.json) if reply.json is not None else reply.text
+        calls = [
+            {
+                "id": f"call_{secrets.token_hex(6)}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for name, args in reply.tool_calls
+        ]
+        prompt, completion = self.tokens(reply, body, content + json.dumps(calls))
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if calls:
+            message["tool_calls"] = calls
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{secrets.token_hex(6)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if calls else "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+        )
+
+
+async def _model(request: web.Request) -> str:
+    try:
+        return str((await request.json()).get("model", ""))
+    except (ValueError, AttributeError):
+        return ""
