@@ -25,6 +25,19 @@ class LocalAware(Protocol):
         ...
 
 
+@runtime_checkable
+class LocalWarming(Protocol):
+    """A router whose local model may still have to load (optional)."""
+
+    def local_ready(self) -> bool:
+        """Whether the local model answers now."""
+        ...
+
+    def warm_local(self) -> None:
+        """Start loading it in the background."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Classification:
     """The intent and who decided it (keywords, local or flagship)."""
@@ -45,13 +58,24 @@ class IntentClassifier:
         lanes: list[tuple[Lane, str]] = []
         if self._features.enabled("UNIFIED_CLASSIFICATION") and self._router.has_flagship():
             lanes.append((Lane.FLAGSHIP_FAST, "flagship"))
-        if not isinstance(self._router, LocalAware) or self._router.has_local():
+        if self._local_usable():
             lanes.append((Lane.LOCAL_UTILITY, "local"))
         for lane, source in lanes:
             intent = await self._ask(lane, text, parent_id, quest_id)
             if intent is not None:
                 return Classification(intent, source)
         return Classification(heuristic_intent(text), "keywords")
+
+    def _local_usable(self) -> bool:
+        """Whether to ask the local model now. One still to load is warmed in the background
+        and this message is labelled by keywords: the owner never waits seconds for a load."""
+        router = self._router
+        if isinstance(router, LocalAware) and not router.has_local():
+            return False
+        if isinstance(router, LocalWarming) and not router.local_ready():
+            router.warm_local()
+            return False
+        return True
 
     async def _ask(self, lane: Lane, text: str, parent_id: str, quest_id: str) -> Intent | None:
         # The few-shot, constrained request of core.llm.intent: a tiny local model labels well

@@ -53,6 +53,7 @@ class LocalProvider:
             max_workers=1, thread_name_prefix="local-model", initializer=_lower_priority
         )
         self._grammars: dict[str, Any] = {}
+        self._warming: asyncio.Task[None] | None = None
         self.model_name = ""
         self.load_error: str | None = None
         self.load_seconds: float | None = None
@@ -61,6 +62,16 @@ class LocalProvider:
     def loaded(self) -> bool:
         """Whether the model is in memory."""
         return self._llama is not None
+
+    def warm(self) -> None:
+        """Start loading in the background (once), so a later call does not wait for it; a
+        failure shows in `load_error` (health) and again at the next call."""
+        if self._llama is None and self._warming is None:
+            self._warming = asyncio.create_task(self._warm(), name="local-model-load")
+
+    async def _warm(self) -> None:
+        with contextlib.suppress(ProviderUnavailable):
+            await self.load()
 
     async def load(self) -> None:
         """Load the model once (in a thread); ProviderUnavailable if it cannot be loaded."""
@@ -110,6 +121,10 @@ class LocalProvider:
 
     async def aclose(self) -> None:
         """Stop the worker (a generation under way finishes; queued ones are dropped)."""
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
         self._worker.shutdown(wait=False, cancel_futures=True)
 
     def _generate(self, request: CompletionRequest) -> Completion:

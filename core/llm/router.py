@@ -11,6 +11,7 @@ from core.errors import ProviderUnavailable
 from core.llm.decision import RouterDecision
 from core.llm.escalation import EscalationPolicy
 from core.llm.flagship import FlagshipConfig
+from core.llm.local import LocalProvider
 from core.llm.prices import PriceTable
 from core.llm.providers import no_provider_answer
 from core.llm.redaction import PiiRedactor
@@ -65,6 +66,17 @@ class Router:
     def has_local(self) -> bool:
         """Whether the local lanes have a model (it may still be loading on first use)."""
         return self._local is not None
+
+    def local_ready(self) -> bool:
+        """Whether the local model answers now, without loading first."""
+        local = self._local
+        return local is not None and (not isinstance(local, LocalProvider) or local.loaded)
+
+    def warm_local(self) -> None:
+        """Start loading the local model in the background (once)."""
+        local = self._local
+        if isinstance(local, LocalProvider):
+            local.warm()
 
     @property
     def flagship_name(self) -> str | None:

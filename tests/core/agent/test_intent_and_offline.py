@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent import wire_agent
 from core.agent.quest import AgentLimits
 from core.llm.intent import KINDS, Intent, heuristic_intent
 from core.llm.types import Completion, CompletionRequest, Lane
 from tests.core.agent.stage import Stage, stage
 from tests.fakes.owner import say
-from tests.fakes.scripted_model import final, text
+from tests.fakes.scripted_model import ScriptedRouter, final, text
 
 
 @pytest.mark.parametrize(
@@ -117,3 +118,32 @@ async def test_without_a_flagship_a_chosen_local_model_answers_questions_labelle
     lancelot.model(flagship=False, local=local_model("EXEC_REQUEST"), limits=chosen)
     action = await lancelot.say("delete old.txt")
     assert action.title == "No model provider configured"
+
+
+class LoadingRouter(ScriptedRouter):
+    """A scripted router whose local model is still loading until `ready` is set."""
+
+    ready = False
+    warmed = 0
+
+    def local_ready(self) -> bool:
+        return self.ready
+
+    def warm_local(self) -> None:
+        self.warmed += 1
+
+
+async def test_a_local_model_still_loading_is_warmed_and_keywords_answer_meanwhile(
+    lancelot: Stage,
+) -> None:
+    router = LoadingRouter(
+        (final("An answer."), final("Another answer.")), local=local_model("CONVERSATIONAL")
+    )
+    wire_agent(lancelot.app, router)
+    await lancelot.say("delete old.txt")
+    assert router.warmed == 1  # loading started, and this message did not wait for it
+    router.ready = True
+    await lancelot.say("delete old.txt")
+    first, second = await lancelot.receipts("intent")
+    assert (first.action_name, first.decoded("outputs")["source"]) == ("EXEC_REQUEST", "keywords")
+    assert (second.action_name, second.decoded("outputs")["source"]) == ("CONVERSATIONAL", "local")

@@ -203,3 +203,35 @@ async def test_a_label_inside_an_object_comes_back_as_that_object(model: LocalPr
         )
     )
     assert json.loads(answer.text)["intent"] in labels
+
+
+async def test_warming_loads_in_the_background_once_and_the_router_says_when(
+    gemma: Path, tmp_path: Path
+) -> None:
+    fresh = LocalProvider(lambda: gemma, threads=2, context=512)
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        state = await open_state_db(tmp_path / "state.db")
+        book = UsageBook(state)
+        await book.setup()
+        models = Router(
+            ledger=ledger,
+            usage=book,
+            prices=PriceTable.with_overrides({}),
+            redactor=PiiRedactor(),
+            local=fresh,
+        )
+        try:
+            assert models.has_local()
+            assert not models.local_ready()
+            models.warm_local()
+            models.warm_local()  # a second call does not start a second load
+            async with asyncio.timeout(120):
+                while not models.local_ready():  # noqa: ASYNC110 (no event to await)
+                    await asyncio.sleep(0.02)  # the loop keeps running while it loads
+            assert fresh.loaded
+            assert fresh.load_seconds is not None
+            result = await classify_intent("hello there", models)
+            assert result.source == "local"
+        finally:
+            await fresh.aclose()
+            await state.close()
