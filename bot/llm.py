@@ -50,7 +50,7 @@ async def wire_models(app: Lancelot) -> Router:
         provider = LazyProvider(choice.config)
         flagship = Flagship(provider, choice.config)
         app.stack.push_async_callback(provider.aclose)
-    local = local_provider(app)
+    local = local_provider(app) if app.features.enabled("LOCAL_MODEL") else None
     if local is not None:
         app.stack.push_async_callback(local.aclose)
     router = Router(

@@ -16,6 +16,7 @@ DEFAULTS: dict[str, bool] = {
     "HEALTH": True,
     "MEMORY": True,
     "AGENT": True,
+    "LOCAL_MODEL": True,  # the local GGUF model (when the `local` extra or a file is there)
     "CRUSADER": True,
     "UNIFIED_CLASSIFICATION": False,
     "DEEP_REASONING_LOOP": False,

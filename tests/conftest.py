@@ -27,3 +27,6 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("LANCELOT_CONFIG", str(REPO / "config" / "lancelot.yaml"))
     # No warm sandbox containers for apps that never run a command (tests that do, warm it).
     monkeypatch.setenv("LANCELOT_SANDBOX_WARM_AT_START", "false")
+    # The real local model is proven in tests/core/llm; elsewhere it would only load (and be
+    # assembled into every test's home) in the background.
+    monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")

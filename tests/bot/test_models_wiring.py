@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,20 @@ async def test_without_a_key_lancelot_still_runs_and_says_what_to_set(tmp_path: 
         phone = MemoryChannel()
         await app.attach(phone)
         assert (await say(app, phone, "/status")).title == "Status"
+
+
+async def test_the_local_model_switch_and_nothing_loads_at_startup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {"LANCELOT_HOME": str(tmp_path / "home")}
+    async with assemble(load_settings(environ=env), web=False) as app:
+        assert app.models is not None
+        assert not app.models.has_local()  # FEATURE_LOCAL_MODEL=false (tests/conftest.py)
+    if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
+        pytest.importorskip("llama_cpp", reason="the local extra is not installed")
+    monkeypatch.setenv("FEATURE_LOCAL_MODEL", "true")
+    async with assemble(load_settings(environ=env), web=False) as app:
+        assert app.models is not None
+        assert app.models.has_local()
+        assert not app.models.local_ready()  # it loads on first use, never at startup
+    assert not (tmp_path / "home" / "models").exists()  # nor is it assembled then

@@ -52,6 +52,7 @@ def settings_for(tg: FakeTelegram, home: Path, **env: str) -> Settings:
             "TELEGRAM_API_BASE_URL": tg.base_url,
             "LANCELOT_WEB_PORT": str(free_port()),
             "LANCELOT_SANDBOX_WARM_AT_START": "false",  # containers only for tests that /run
+            "FEATURE_LOCAL_MODEL": "false",  # proven in tests/core/llm
             **env,
         }
     )
