@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent import NoModels, wire_agent
 from core.agent.quest import AgentLimits
 from core.llm.intent import KINDS, Intent, heuristic_intent
 from core.llm.types import Completion, CompletionRequest, Lane
@@ -81,7 +82,9 @@ async def test_unified_classification_asks_the_flagship(tmp_path: Path) -> None:
 
 
 async def test_without_any_provider_free_text_gets_an_honest_answer(lancelot: Stage) -> None:
-    # The app as assembled: no router given, so no provider at all.
+    # No provider at all: no key, and no local model either (with the `local` extra installed
+    # the assembled app has Gemma, whose first use assembles and loads it: not this test's point).
+    wire_agent(lancelot.app, NoModels())
     card = await lancelot.say("delete old.txt")
     assert card.title == "No model provider configured"
     for setting in ("LANCELOT_PROVIDER", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
