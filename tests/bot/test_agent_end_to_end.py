@@ -21,7 +21,7 @@ from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.llm import FakeModelServer, Reply
-from tests.fakes.llm.wiring import FAKES, base_url
+from tests.fakes.llm.wiring import DEEP, FAKES, FAST, base_url
 from tests.fakes.owner import say, tap
 
 PROVIDERS = sorted(FAKES)
@@ -61,6 +61,9 @@ async def lancelot(tmp_path: Path, provider: str) -> AsyncIterator[Phone]:
             "LANCELOT_PROVIDER": provider,
             f"{provider.upper()}_API_KEY": "test-key",
             f"{provider.upper()}_BASE_URL": base_url(fake),
+            # Model names no SDK warns about (the anthropic SDK flags retiring models).
+            f"LANCELOT_LLM_{provider.upper()}_FAST_MODEL": FAST,
+            f"LANCELOT_LLM_{provider.upper()}_DEEP_MODEL": DEEP,
             "LANCELOT_LLM_RETRY_BASE_SECONDS": "0.01",
             # The flagship does everything here; a local model that cannot load keeps the
             # keyword fallback quick when the flagship is down (no Gemma load in these tests).
