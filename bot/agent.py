@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from core.agent.agent import Agent
 from core.agent.quest import AgentLimits
-from core.agent.tools import default_tools
+from core.agent.workspace_tools import default_tools
 from core.errors import ProviderUnavailable
 from core.governance.gateway import ToolGateway
 from core.llm.types import Completion, CompletionRequest, Lane, ModelRouter

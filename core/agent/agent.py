@@ -79,9 +79,16 @@ class Agent:
             limits=self._limits,
             deep=self._features.enabled("DEEP_REASONING_LOOP"),
         )
-        found = await self._classifier.classify(text, parent_id=trail.root, quest_id=receipt_id)
+        offline = not self._router.has_flagship()
+        # Offline, the label only matters when the local model may answer (see answer_offline).
+        found = await self._classifier.classify(
+            text,
+            parent_id=trail.root,
+            quest_id=receipt_id,
+            models=not offline or self._limits.local_answers,
+        )
         trail.record("intent", found.intent.value, outputs={"source": found.source})
-        if not self._router.has_flagship():
+        if offline:
             return await answer_offline(quest, found.intent, text)
         try:
             answer = await self._answer(quest, found.intent, text, event)

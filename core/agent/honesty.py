@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from core.agent.answer import ActionClaim, FinalAnswer
+from core.governance.commands import SHELL
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
+
+PATH_KEYS = ("path", "source", "target")  # the parameters of file.* and repo.* that name paths
 
 # "I deleted", "I've created", "I have moved", "Done: removed ..." in the prose of a reply.
 _CLAIMED = re.compile(
@@ -64,11 +68,21 @@ async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[T
         if stored is None or stored.action_type != "tool_run":
             continue
         inputs = stored.decoded("inputs")
-        command = str(inputs.get("command", "")) if isinstance(inputs, dict) else ""
+        command = _shown(stored.action_name, inputs) if isinstance(inputs, dict) else ""
         runs.append(
             ToolRun(stored.id, stored.action_name, command, stored.status == ReceiptStatus.SUCCESS)
         )
     return runs
+
+
+def _shown(capability: str, inputs: dict[str, Any]) -> str:
+    """A run as the owner reads it: the command line, or the capability and the paths it
+    acted on ("file.delete /workspace/old.log"), never a file's whole content."""
+    params = inputs.get("params")
+    if capability == SHELL or not isinstance(params, dict):
+        return str(inputs.get("command", ""))
+    paths = [str(params[k]) for k in PATH_KEYS if isinstance(params.get(k), str)]
+    return " ".join([capability, *paths])
 
 
 def _words(text: str) -> tuple[str, ...]:

@@ -53,9 +53,17 @@ class IntentClassifier:
         self._router = router
         self._features = features
 
-    async def classify(self, text: str, *, parent_id: str, quest_id: str) -> Classification:
-        """Classify one request; a model failure falls back to keywords, never an error."""
+    async def classify(
+        self, text: str, *, parent_id: str, quest_id: str, models: bool = True
+    ) -> Classification:
+        """Classify one request; a model failure falls back to keywords, never an error.
+
+        `models=False`: keywords only, for when the label cannot change the answer (no model
+        is woken, and a first local load costs seconds on a small machine).
+        """
         lanes: list[tuple[Lane, str]] = []
+        if not models:
+            return Classification(heuristic_intent(text), "keywords")
         if self._features.enabled("UNIFIED_CLASSIFICATION") and self._router.has_flagship():
             lanes.append((Lane.FLAGSHIP_FAST, "flagship"))
         if self._local_usable():

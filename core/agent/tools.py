@@ -27,7 +27,7 @@ class AgentTool:
 
 
 class ToolTable:
-    """Name -> tool. Adding a tool (file.read, file.write, ...) is one `AgentTool` entry."""
+    """Name -> tool. Adding a tool is one `AgentTool` entry (core/agent/workspace_tools.py)."""
 
     def __init__(self, tools: Iterable[AgentTool] = ()) -> None:
         self._tools: dict[str, AgentTool] = {}
@@ -88,8 +88,3 @@ def run_command_tool(workspace: Workspace) -> AgentTool:
         },
     )
     return AgentTool(spec, SHELL, lambda args: shell_action(str(args["command"]), workspace))
-
-
-def default_tools(workspace: Workspace) -> ToolTable:
-    """The tools every install offers the model."""
-    return ToolTable([run_command_tool(workspace)])

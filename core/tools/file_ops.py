@@ -48,6 +48,19 @@ def _hash_at(fd: int, name: str) -> str | None:
         return digest.hexdigest()
 
 
+def file_action(workspace: Workspace, capability: str, params: Params) -> ToolAction:
+    """A file.* action with the facts governance needs (in the workspace? overwriting?); the
+    facts win over any parameter of the same name, so a caller cannot vouch for itself."""
+    target = params.get("target", params.get("path"))
+    facts: Params = {"in_workspace": True}
+    if isinstance(target, str):
+        try:
+            facts["overwrites"] = workspace.resolve(target).is_file()
+        except PolicyDenied:
+            facts["in_workspace"] = False
+    return ToolAction(capability, None, {**params, **facts})
+
+
 class FileOps:
     """The file.* capabilities. Every path goes through the workspace guard, and then through
     directory fds opened without following symlinks, so a swap after the check lands nowhere."""
@@ -67,14 +80,7 @@ class FileOps:
 
     def action(self, capability: str, **params: Any) -> ToolAction:
         """An action with the facts governance needs (in the workspace? overwriting?)."""
-        target = params.get("target", params.get("path"))
-        facts: Params = {"in_workspace": True}
-        if isinstance(target, str):
-            try:
-                facts["overwrites"] = self._ws.resolve(target).is_file()
-            except PolicyDenied:
-                facts["in_workspace"] = False
-        return ToolAction(capability, None, {**params, **facts})
+        return file_action(self._ws, capability, params)
 
     async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
         """Run one file action after checking its capability token."""

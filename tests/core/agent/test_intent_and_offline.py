@@ -94,14 +94,17 @@ async def test_without_any_provider_free_text_gets_an_honest_answer(lancelot: St
     assert "a.txt" in ran.body  # deterministic commands still work
 
 
-async def test_the_default_small_model_only_labels_it_never_writes_answers(
+async def test_the_default_small_model_is_not_woken_for_a_canned_answer(
     lancelot: Stage,
 ) -> None:
     router = lancelot.model(flagship=False, local=local_model("KNOWLEDGE_REQUEST"))
     card = await lancelot.say("what is the capital of France?")
     assert card.title == "No model provider configured"
     assert "LANCELOT_PROVIDER" in card.body
-    assert [call.task_type for call in router.calls] == ["intent"]
+    # Its label could not change this answer, so it was not even woken for one.
+    assert router.calls == []
+    (intent,) = await lancelot.receipts("intent")
+    assert intent.decoded("outputs")["source"] == "keywords"
 
 
 async def test_without_a_flagship_a_chosen_local_model_answers_questions_labelled(

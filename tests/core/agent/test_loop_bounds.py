@@ -52,7 +52,7 @@ async def test_deep_loop_records_gaps_and_the_task_experience(tmp_path: Path) ->
     async with stage(tmp_path, {"FEATURE_DEEP_REASONING_LOOP": "true"}) as lancelot:
         lancelot.model(call("send_email", to="bob@example.org", body="hi"), after_gap)
         card = await lancelot.say("email bob that I am late")
-        assert "I have no email tool; I can use run_command." in card.body
+        assert "I have no email tool; I can use run_command, read_file, write_file" in card.body
         (gap,) = await lancelot.receipts("capability_gap")
         assert gap.action_name == "send_email"
         (experience,) = await lancelot.receipts("task_experience")

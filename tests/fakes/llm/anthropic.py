@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .base import FakeModelServer
+from .base import FakeModelServer, Seen
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -32,6 +32,16 @@ class FakeAnthropic(FakeModelServer):
     def error_body(self, status: int) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": f"fake error {status}"}}
+
+    def tool_results(self, seen: Seen) -> list[str]:
+        """`tool_result` blocks in user turns (content as text, or as text blocks)."""
+        found = []
+        for message in seen.body["messages"]:
+            blocks = message["content"] if isinstance(message["content"], list) else []
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    found.append(_text(block.get("content", "")))
+        return found
 
     async def _messages(self, request: web.Request) -> web.Response:
         try:
@@ -76,3 +86,9 @@ def _tool_use(name: str, arguments: Any) -> dict[str, Any]:
         "name": name,
         "input": arguments,
     }
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content)
+    return str(content)

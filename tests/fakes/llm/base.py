@@ -125,6 +125,11 @@ class FakeModelServer:
         self._down = False
         self._down_models.clear()
 
+    def tool_results(self, seen: Seen) -> list[str]:
+        """The tool results a request carried back to the model, in order (subclasses read
+        their API's encoding: a tool message, a tool_result block, a functionResponse part)."""
+        raise NotImplementedError
+
     def models_called(self) -> list[str]:
         """The model of every request received, in order."""
         return [r.model for r in self.requests]

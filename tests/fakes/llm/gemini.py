@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .base import FakeModelServer
+from .base import FakeModelServer, Seen
 
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}
 
@@ -26,6 +26,15 @@ class FakeGemini(FakeModelServer):
     def error_body(self, status: int) -> dict[str, Any]:
         code = _STATUS.get(status, "UNAVAILABLE" if status == 503 else "INTERNAL")
         return {"error": {"code": status, "message": f"fake error {status}", "status": code}}
+
+    def tool_results(self, seen: Seen) -> list[str]:
+        """`functionResponse` parts; the adapter puts the text under response.result."""
+        return [
+            str(part["functionResponse"]["response"].get("result", ""))
+            for content in seen.body["contents"]
+            for part in content.get("parts", [])
+            if "functionResponse" in part
+        ]
 
     async def _generate(self, request: web.Request) -> web.Response:
         model, _, method = request.match_info["call"].partition(":")

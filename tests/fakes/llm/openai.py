@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .base import FakeModelServer
+from .base import FakeModelServer, Seen
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded"}
 
@@ -28,6 +28,10 @@ class FakeOpenAI(FakeModelServer):
     def error_body(self, status: int) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(status, "server_error")
         return {"error": {"message": f"fake error {status}", "type": kind, "code": kind}}
+
+    def tool_results(self, seen: Seen) -> list[str]:
+        """`{"role": "tool", "content": ...}` messages."""
+        return [str(m["content"]) for m in seen.body["messages"] if m.get("role") == "tool"]
 
     async def _chat(self, request: web.Request) -> web.Response:
         served = await self.serve(request, await _model(request))
