@@ -89,8 +89,8 @@ class LLMSettings(Section):
     # Models per flagship lane (fast, deep); any name the provider (or compatible server) knows.
     openai_fast_model: str = "gpt-4o-mini"
     openai_deep_model: str = "gpt-4o"
-    anthropic_fast_model: str = "claude-3-5-haiku-latest"
-    anthropic_deep_model: str = "claude-sonnet-4-5"
+    anthropic_fast_model: str = "claude-haiku-4-5"
+    anthropic_deep_model: str = "claude-sonnet-4-6"
     gemini_fast_model: str = "gemini-2.5-flash"
     gemini_deep_model: str = "gemini-2.5-pro"
     timeout_seconds: float = Field(default=60.0, gt=0)

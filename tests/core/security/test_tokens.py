@@ -38,8 +38,10 @@ async def tokens(db: aiosqlite.Connection) -> ActionTokens:
 async def test_token_fits_telegram_callback_data_and_reveals_nothing(tokens: ActionTokens) -> None:
     token = await tokens.issue("approve", {"command": "rm -rf /workspace/old"}, "card-1")
     assert len(token.encode()) <= 64
-    assert "approve" not in token
-    assert "rm" not in token
+    for secret in ("approve", "workspace", "card-1"):  # (2 letters could occur by chance)
+        assert secret not in token
+    again = await tokens.issue("approve", {"command": "rm -rf /workspace/old"}, "card-1")
+    assert again != token  # opaque: the same action never gives the same token
 
 
 async def test_redeem_returns_the_action_once(tokens: ActionTokens) -> None:
