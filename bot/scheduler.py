@@ -7,6 +7,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from core.alert_state import AlertStateStore
 from core.alerts import HealthAlerts
 from core.clock import Clock, SystemWallClock, WallClock
 from core.digest.service import DigestService
@@ -62,7 +63,7 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
     app.scheduler = scheduler
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     _register_jobs(app, scheduler, store, wall)
-    _watch_health(app, scheduler, wall)
+    await _watch_health(app, scheduler, wall)
     starter = asyncio.create_task(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
     return scheduler
@@ -96,7 +97,7 @@ def _register_jobs(
     register_health_command(app.commands, app.health)
 
 
-def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) -> None:
+async def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) -> None:
     conf = app.settings.scheduler
     health = app.health
     health.set_interval(conf.health_interval_seconds)
@@ -105,9 +106,17 @@ def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) -> None:
     health.register("disk", disk_check(app.home, conf.disk_min_free_mb))
     health.register("scheduler", scheduler_check(scheduler))
     health.register("delivery", delivery_check(app.state, wall.time))
+    store = AlertStateStore(app.state)
+    await store.setup()
     alerts = HealthAlerts(
-        app.bus, app.ledger, app.tokens, wall, enabled=lambda: app.features.enabled("HEALTH")
+        app.bus,
+        app.ledger,
+        app.tokens,
+        wall,
+        enabled=lambda: app.features.enabled("HEALTH"),
+        store=store,  # a restart while degraded does not alert again
     )
+    await alerts.restore()
     alerts.register(app.commands)
     health.listen(alerts.observe)
     app.alerts = alerts

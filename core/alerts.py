@@ -1,6 +1,7 @@
 """Health alerts: a receipt and one card per transition (healthy -> degraded -> recovered),
 repeats folded, Details / Acknowledge / Mute 1 h buttons, and a dead-man's switch that sends
-a channel's own outage to the owner's other channels (or to the log when there is none)."""
+a channel's own outage to the owner's other channels (or to the log when there is none).
+The state is kept in state.db: a restart neither repeats an alert nor loses its recovery."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.alert_state import AlertStateStore, SavedAlerts, SavedSpell
 from core.bus import Bus
 from core.clock import WallClock
 from core.commands import CommandRegistry, PressContext
@@ -35,6 +37,7 @@ class _Episode:
     reasons: tuple[str, ...]
     repeats: int = 0
     seen: set[str] = field(default_factory=set)
+    failing: tuple[str, ...] = ()
 
 
 class HealthAlerts:
@@ -47,6 +50,7 @@ class HealthAlerts:
         tokens: ActionTokens,
         wall: WallClock,
         enabled: Callable[[], bool] = lambda: True,
+        store: AlertStateStore | None = None,
     ) -> None:
         self._bus = bus
         self._ledger = ledger
@@ -58,12 +62,50 @@ class HealthAlerts:
         self._episode: _Episode | None = None
         self._transitions = 0
         self._lock = asyncio.Lock()
+        self._store = store
 
     def register(self, registry: CommandRegistry) -> None:
         """The alert card's buttons."""
         registry.action("health.details", self._details)
         registry.action("health.ack", self._acknowledge)
         registry.action("health.mute", self._mute)
+
+    async def restore(self) -> None:
+        """Pick up where the last run left off: a spell still open is not announced again
+        (its card keeps working), and its recovery is announced once."""
+        saved = await self._store.load() if self._store is not None else None
+        if saved is None:
+            return
+        self.muted_until, self._transitions = saved.muted_until, saved.transitions
+        spell = saved.spell
+        if saved.state == "degraded" and spell is not None:
+            seen = set(spell.seen)
+            self._episode = _Episode(
+                spell.card_id, spell.since, spell.reasons, spell.repeats, seen, spell.failing
+            )
+        self.state = "ok" if self._episode is None else "degraded"
+
+    async def _save(self) -> None:
+        if self._store is None:
+            return
+        episode = self._episode
+        spell = None
+        if episode is not None:
+            spell = SavedSpell(
+                card_id=episode.card_id,
+                since=episode.since,
+                reasons=episode.reasons,
+                repeats=episode.repeats,
+                seen=tuple(sorted(episode.seen)),
+                failing=episode.failing,
+            )
+        saved = SavedAlerts(
+            state=self.state,
+            muted_until=self.muted_until,
+            transitions=self._transitions,
+            spell=spell,
+        )
+        await self._store.save(saved, self._wall.time())
 
     async def observe(self, snapshot: HealthSnapshot) -> None:
         """One monitor tick: record and announce a transition, fold a repeat. Ticks from the
@@ -77,7 +119,7 @@ class HealthAlerts:
             return  # not serving yet: nothing to alert about
         degraded = bool(reasons)
         if degraded and self.state == "degraded":
-            await self._fold(reasons)
+            await self._fold(reasons, snapshot.failing)
         elif degraded:
             await self._degraded(reasons, snapshot)
         elif self.state == "degraded":
@@ -85,21 +127,26 @@ class HealthAlerts:
         elif self.state == "unknown":
             self._record("health_ok", ReceiptStatus.SUCCESS, ())
             self.state = "ok"
+        else:
+            return  # healthy as before: nothing new to remember
+        await self._save()
 
     async def _degraded(self, reasons: tuple[str, ...], snapshot: HealthSnapshot) -> None:
         self.state = "degraded"
         self._transitions += 1
         card_id = f"health-{int(self._wall.time())}-{self._transitions}"
-        self._episode = _Episode(card_id, self._wall.time(), reasons, seen=set(reasons))
+        self._episode = _Episode(
+            card_id, self._wall.time(), reasons, seen=set(reasons), failing=snapshot.failing
+        )
         self._record("health_degraded", ReceiptStatus.FAILURE, reasons, snapshot.failing)
         await self._announce(await self._alert_card(), reasons)
 
-    async def _fold(self, reasons: tuple[str, ...]) -> None:
+    async def _fold(self, reasons: tuple[str, ...], failing: tuple[str, ...]) -> None:
         episode = self._episode
         assert episode is not None
         episode.repeats += 1
         new = [r for r in reasons if r not in episode.seen]
-        episode.reasons = reasons
+        episode.reasons, episode.failing = reasons, failing
         if new:  # a new problem joins the spell: the same card says so, no new card
             episode.seen.update(new)
             await self._bus.update(episode.card_id, await self._alert_card())
@@ -214,6 +261,7 @@ class HealthAlerts:
 
     async def _mute(self, ctx: PressContext) -> Card:
         self.muted_until = self._wall.time() + MUTE_SECONDS
+        await self._save()
         self._ledger.append(
             Receipt(
                 action_type="health_muted",

@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_AGE = 300.0  # seconds, when the response says nothing
 FORCED_REFRESH_GAP = 30.0  # seconds; unknown key ids refetch at most this often
+FETCH_TIMEOUT = aiohttp.ClientTimeout(total=10)  # the health check awaits this fetch too
 _MAX_AGE = re.compile(r"max-age=(\d+)")
 
 Certs = dict[str, str]
@@ -70,7 +71,7 @@ class CertCache:
 
     async def _refresh(self) -> None:
         try:
-            async with self._session.get(self._url) as response:
+            async with self._session.get(self._url, timeout=FETCH_TIMEOUT) as response:
                 response.raise_for_status()
                 data = await response.json(content_type=None)
                 cache_control = response.headers.get("Cache-Control")

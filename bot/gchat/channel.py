@@ -27,6 +27,7 @@ from bot.gchat.certs import CertCache
 from bot.gchat.endpoint import GchatEndpoint
 from bot.gchat.events import NAME, ChatEvent, EventFormat, EventKind
 from bot.gchat.exchanges import Exchanges
+from bot.gchat.health import PushHealth, certificates_reason
 from bot.gchat.push import ChatApi, Thread, WebhookPush, load_credentials
 from bot.gchat.replies import Reply, ReplyKind
 from bot.gchat.verify import RequestVerifier, Unverified, audience_is_url
@@ -71,6 +72,7 @@ class GchatChannel:
         self._api: ChatApi | None = None
         self._webhook: WebhookPush | None = None
         self._stack: AsyncExitStack | None = None
+        self._push = PushHealth(settings.push_failing_seconds)
 
     @property
     def owner_chat_ids(self) -> tuple[str, ...]:
@@ -116,6 +118,14 @@ class GchatChannel:
         if self._stack is not None:
             await self._stack.aclose()
             self._stack = None
+
+    async def health(self) -> str | None:
+        """A health check: pushes failing persistently, or events impossible to verify.
+        (No receive-staleness check: Chat calls only when the owner writes.)"""
+        reasons = [self._push.reason()]
+        if self._verifier is not None:
+            reasons.append(await certificates_reason(self._verifier.certificates))
+        return "; ".join(r for r in reasons if r) or None
 
     def _push_kind(self) -> str:
         return "chat api" if self._api else "webhook" if self._webhook else "none"
@@ -190,16 +200,19 @@ class GchatChannel:
                 return MessageRef(NAME, chat_id, f"{SYNC_PREFIX}{uuid.uuid4().hex}")
         if self._api is not None:
             message = render.messages(card, self._style())[part]
-            created = await self._api.create(
-                chat_id,
-                message,
-                request_id=_request_id(chat_id, card, part, message),
-                thread=self._thread_for(chat_id, card),
+            created = await self._push.track(
+                self._api.create(
+                    chat_id,
+                    message,
+                    request_id=_request_id(chat_id, card, part, message),
+                    thread=self._thread_for(chat_id, card),
+                )
             )
             return MessageRef(NAME, chat_id, _name_of(created))
         if self._webhook is not None:
             message = render.messages(card, self._style(webhook=True))[part]
-            created = await self._webhook.create(message, thread=self._thread_for(chat_id, card))
+            thread = self._thread_for(chat_id, card)
+            created = await self._push.track(self._webhook.create(message, thread=thread))
             return MessageRef(NAME, chat_id, WEBHOOK_PREFIX + _name_of(created))
         raise DeliveryRejected(
             "gchat: no way to push a card here (set GCHAT_SERVICE_ACCOUNT_FILE or "
@@ -230,7 +243,7 @@ class GchatChannel:
         if exchange is not None and exchange.settle(Reply(ReplyKind.UPDATE, message)):
             return
         if self._api is not None and ref.message_id.startswith("spaces/"):
-            await self._api.update(ref.message_id, message)
+            await self._push.track(self._api.update(ref.message_id, message))
             return
         raise DeliveryRejected("gchat: this message cannot be edited (no Chat API message name)")
 

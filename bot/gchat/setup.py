@@ -48,6 +48,9 @@ async def attach_gchat(app: Lancelot, *, endpoint: GchatEndpoint | None = None) 
         action_url=action_url_for(settings.gchat, settings.public_url, PATH),
     )
     await app.attach(channel, durable=True)
+    # Pushes and certificates; cards stuck in the outbox are the shared "delivery" check.
+    # No last-receive watchdog as Telegram has: Chat calls only when the owner writes.
+    app.health.register("gchat", channel.health)
     return channel
 
 

@@ -72,6 +72,11 @@ class RequestVerifier:
         self._certs = id_certs if self._id_token else chat_certs
         self._emails = frozenset(e.lower() for e in settings.id_token_emails)
 
+    async def certificates(self) -> object:
+        """The signing certificates this audience's tokens are checked against (fetched
+        only when the cached copy is stale). Raises ProviderUnavailable."""
+        return await self._certs.get()
+
     async def verify(self, authorization: str | None) -> Mapping[str, Any]:
         """The token's claims; raises Unverified. Certificate outages raise
         ProviderUnavailable (the caller answers 503, and Google retries)."""

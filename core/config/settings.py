@@ -66,6 +66,8 @@ class GChatSettings(Section):
     # How long an event waits for a synchronous answer before later cards are pushed.
     reply_wait_seconds: float = Field(default=8.0, ge=0, le=25)
     click_wait_seconds: float = Field(default=10.0, ge=0, le=25)
+    # How long pushes must keep failing (3 in a row at least) before health says so.
+    push_failing_seconds: float = Field(default=60.0, ge=0)
 
     @field_validator("id_token_emails", mode="before")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -11,6 +12,8 @@ import aiosqlite
 
 from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
 from core.receipts.model import StoredReceipt
+from core.scheduler.execution import QUIET_NOTE
+from core.scheduler.store import RunRecord
 
 PAGE = 500
 MAX_RECEIPTS = 20_000  # per kind read for one digest; a busier day is reported as "20000+"
@@ -72,9 +75,14 @@ def _meta(receipt: StoredReceipt) -> dict[str, object]:
 
 
 async def collect(
-    ledger: ReceiptStore, state: aiosqlite.Connection, since: float, until: float
+    ledger: ReceiptStore,
+    state: aiosqlite.Connection,
+    since: float,
+    until: float,
+    runs: Iterable[RunRecord] = (),
 ) -> DigestData:
-    """Everything the digest covers for [since, until)."""
+    """Everything the digest covers for [since, until); `runs` (the scheduler's history for
+    the period) adds the quiet runs, which have no receipt."""
     await ledger.flush()
     data = DigestData(since, until)
     for run in await receipts_between(ledger, since, until, action_type="tool_run"):
@@ -94,6 +102,9 @@ async def collect(
             data.health.append(f"{seen.timestamp[11:16]} {kind.removeprefix('health_')}")
     data.health.sort()
     await _jobs(ledger, since, until, data)
+    for quiet in runs:
+        if quiet.outcome == "ok" and (quiet.detail or "").endswith(QUIET_NOTE):
+            data.jobs[f"{quiet.job} ok"] += 1
     for decision in await receipts_between(ledger, since, until, action_type="router_decision"):
         data.tokens += decision.token_count or 0
         cost = _meta(decision).get("cost_usd")

@@ -64,7 +64,8 @@ class DigestService:
         """Build the digest for (last one, until] and broadcast it under a key of its own, so
         a retry or a restart re-sends the same card at most once per chat."""
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
-        data = await collect(self.ledger, self.state, since, until)
+        runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
+        data = await collect(self.ledger, self.state, since, until, runs)
         card = digest_card(data, card_id, await self._buttons(card_id))
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)

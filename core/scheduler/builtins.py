@@ -3,13 +3,13 @@ lives with the digest)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiosqlite
 
 from core.health import HealthMonitor
 from core.outbox import Outbox
-from core.scheduler.execution import JobContext
+from core.scheduler.execution import JobContext, Unchanged
 from core.scheduler.store import SchedulerStore
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
@@ -28,13 +28,21 @@ class Builtins:
     store: SchedulerStore
     state: aiosqlite.Connection
     keep_days: float = 30.0
+    _last_sweep: tuple[bool, tuple[str, ...]] | None = field(default=None, init=False)
 
-    async def health_sweep(self, ctx: JobContext) -> str:
-        """Run every health check now (alerts follow transitions, as in the monitor loop)."""
+    async def health_sweep(self, ctx: JobContext) -> str | Unchanged:
+        """Run every health check now (alerts follow transitions, as in the monitor loop).
+        A sweep that finds the same checks failing (or none) as the last one is Unchanged:
+        its run is in the history, but only changes leave a receipt (transitions also have
+        their health_* receipts)."""
         snapshot = await self.health.tick()
         if snapshot.ready:
-            return "all checks pass"
-        return "degraded: " + "; ".join(snapshot.degraded_reasons)
+            detail = "all checks pass"
+        else:
+            detail = "degraded: " + "; ".join(snapshot.degraded_reasons)
+        seen = (snapshot.ready, snapshot.failing)
+        unchanged, self._last_sweep = seen == self._last_sweep, seen
+        return Unchanged(detail) if unchanged else detail
 
     async def memory_cleanup(self, ctx: JobContext) -> str:
         """Forget what has expired: spent or stale button tokens, receipt links, delivered

@@ -36,8 +36,21 @@ class JobContext:
     autonomous: bool = True
 
 
+QUIET_NOTE = " (unchanged: no receipt)"
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """What a job returns when its run found nothing new. A scheduled run that says so is
+    kept in scheduler.db's history (its detail ends with QUIET_NOTE; /jobs and the digest
+    count it) but leaves no receipt: a minutely sweep would write 1,440 identical ones a
+    day. Manual and approved runs, failures and skips always leave their receipt."""
+
+    detail: str
+
+
 # A job's code: returns a short line for the run's history and receipt.
-JobRunner = Callable[[JobContext], Awaitable[str]]
+JobRunner = Callable[[JobContext], Awaitable[str | Unchanged]]
 # Called when a gated job's run needs the owner: sends the approval card.
 ApprovalAsker = Callable[[JobSpec, JobContext], Awaitable[None]]
 
@@ -45,10 +58,16 @@ ApprovalAsker = Callable[[JobSpec, JobContext], Awaitable[None]]
 async def execute(scheduler: Scheduler, spec: JobSpec, ctx: JobContext) -> None:
     """Gate, run and record one claimed run. Never raises (but lets cancellation through)."""
     started = time.perf_counter()
-    outcome, detail, gate = await _outcome(scheduler, spec, ctx)
+    outcome, result, gate = await _outcome(scheduler, spec, ctx)
     duration = (time.perf_counter() - started) * 1000
-    await scheduler.store.finish(ctx.run_id, spec.name, scheduler.wall.time(), outcome, detail)
-    scheduler.record(run_receipt(spec, ctx, outcome, detail, gate, duration_ms=duration))
+    detail = result.detail if isinstance(result, Unchanged) else result
+    quiet = isinstance(result, Unchanged) and ctx.trigger == "schedule"
+    finished = scheduler.wall.time()
+    await scheduler.store.finish(
+        ctx.run_id, spec.name, finished, outcome, detail + QUIET_NOTE if quiet else detail
+    )
+    if not quiet:
+        scheduler.record(run_receipt(spec, ctx, outcome, detail, gate, duration_ms=duration))
     if gate == "owner_approval" and scheduler.ask_approval is not None:
         try:
             await scheduler.ask_approval(spec, ctx)
@@ -58,7 +77,7 @@ async def execute(scheduler: Scheduler, spec: JobSpec, ctx: JobContext) -> None:
 
 async def _outcome(
     scheduler: Scheduler, spec: JobSpec, ctx: JobContext
-) -> tuple[Outcome, str, str | None]:
+) -> tuple[Outcome, str | Unchanged, str | None]:
     refusal = await scheduler.gates.check(spec, approved=ctx.approved)
     if refusal is not None:
         return Outcome.SKIPPED, refusal.reason, refusal.gate

@@ -39,6 +39,8 @@ class FakeGoogle:
         self.messages: dict[str, StoredMessage] = {}
         self.calls: list[tuple[str, str, dict[str, str]]] = []
         self.faults: deque[Fault] = deque()
+        self.outage: int | None = None  # every Chat API and webhook call answers this status
+        self.certs_down = False  # the certificate URLs answer 503
         self.webhook_key = secrets.token_urlsafe(8)
         self.webhook_token = secrets.token_urlsafe(8)
         self.webhook_space = "spaces/WEBHOOK"
@@ -139,6 +141,8 @@ class FakeGoogle:
 
     async def _certs(self, key: SigningKey, which: str) -> web.Response:
         self.cert_fetches[which] += 1
+        if self.certs_down:
+            return error(503, "UNAVAILABLE")
         return web.json_response(
             {key.kid: key.certificate_pem},
             headers={"Cache-Control": f"public, max-age={self.cert_max_age}"},
@@ -176,6 +180,8 @@ class FakeGoogle:
         space = f"spaces/{request.match_info['space']}"
         query = dict(request.query)
         self.calls.append(("create", space, query))
+        if self.outage is not None:
+            return error(self.outage, "UNAVAILABLE")
         if not self._authorized(request):
             return error(401, "UNAUTHENTICATED")
         body = await request.json()
@@ -202,6 +208,8 @@ class FakeGoogle:
     async def _update(self, request: web.Request) -> web.Response:
         name = f"spaces/{request.match_info['space']}/messages/{request.match_info['message']}"
         self.calls.append(("update", name, dict(request.query)))
+        if self.outage is not None:
+            return error(self.outage, "UNAVAILABLE")
         if not self._authorized(request):
             return error(401, "UNAUTHENTICATED")
         fault = self.faults.popleft() if self.faults else None
@@ -228,6 +236,8 @@ class FakeGoogle:
     async def _webhook(self, request: web.Request) -> web.Response:
         space = f"spaces/{request.match_info['space']}"
         self.calls.append(("webhook", space, dict(request.query)))
+        if self.outage is not None:
+            return error(self.outage, "UNAVAILABLE")
         if (request.query.get("key"), request.query.get("token")) != (
             self.webhook_key,
             self.webhook_token,
