@@ -45,6 +45,7 @@ _LABELLED = re.compile(
 # gh*_/github_pat_, ":" of a bot token or URL, ...) or a label's ":"/"=", else "bearer"/"basic".
 # Most text in receipts has none, and checking for them costs far less than the two scans.
 _MARKS = (":", "=", "_", "sk-", "AIza", "xox", "AKIA", "eyJ", "-----")
+_LEAVES = frozenset({int, float, bool, type(None)})  # nothing to mask in these
 _SENSITIVE_KEYS = re.compile(
     r"(?i)(password|passwd|secret|api[_-]?key|token|authorization|credential|private[_-]?key)"
 )
@@ -83,21 +84,25 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """Mask secrets anywhere inside JSON-like data; values under secret-named keys go whole."""
-        kind = type(value)
+        kind = type(value)  # exact types first: the common cases, without isinstance chains
         if kind is str:
             return self.text(value)
-        if kind is int or kind is float or kind is bool or value is None:
-            return value  # the common leaves first: nothing to mask
+        if kind in _LEAVES:
+            return value
+        if kind is dict or isinstance(value, dict):
+            return self._mapping(value) if value else {}
+        if kind is list or kind is tuple or isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, dict):
-            return {
-                str(k): (MASK if _is_sensitive(str(k)) and v else self.value(v))
-                for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
         return value
+
+    def _mapping(self, value: dict[Any, Any]) -> dict[str, Any]:
+        masked = {}
+        for k, v in value.items():
+            key = k if type(k) is str else str(k)
+            masked[key] = MASK if _is_sensitive(key) and v else self.value(v)
+        return masked
 
 
 def _may_hold_secret(text: str) -> bool:
