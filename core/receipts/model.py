@@ -58,13 +58,10 @@ _encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 # costs as much as encoding a small receipt. Same output (the ledger's hashes depend on it);
 # no circular-reference check (a cycle ends in RecursionError instead of ValueError).
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_c_encode, _c_encode_in_order = (
-    (None, None)
+_c_encode = (
+    None
     if _c_make_encoder is None
-    else (
-        _c_make_encoder(None, str, encode_basestring, None, ":", ",", sort_keys, False, True)
-        for sort_keys in (True, False)
-    )
+    else _c_make_encoder(None, str, encode_basestring, None, ":", ",", True, False, True)
 )
 
 
@@ -147,16 +144,8 @@ class StoredReceipt:
             return raw
 
 
-def chain_hash(prev_hash: str, content: dict[str, Any], *, keys_sorted: bool = False) -> str:
-    """The chain link: sha256(prev_hash + canonical JSON of the content).
-
-    `keys_sorted`: the content's keys are already in sorted order (nested values hold no
-    dicts), so the same JSON comes out without sorting (the write path's saving).
-    """
-    if keys_sorted and _c_encode_in_order is not None:
-        text = "".join(_c_encode_in_order(content, 0))
-    else:
-        text = canonical_json(content)
+def chain_hash(prev_hash: str, content: dict[str, Any]) -> str:
+    """The chain link: sha256(prev_hash + canonical JSON of the content)."""
     digest = hashlib.sha256(prev_hash.encode("ascii"))
-    digest.update(text.encode("utf-8"))
+    digest.update(canonical_json(content).encode("utf-8"))
     return digest.hexdigest()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import re
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -78,3 +80,14 @@ def test_ledger_rows_carry_the_hash_that_verification_recomputes() -> None:
         assert stored.prev_hash == prev
         assert "hunter2" not in stored.inputs
         prev = stored.hash
+
+
+def test_receipts_get_unique_ids_and_utc_microsecond_timestamps() -> None:
+    before = datetime.now(UTC)
+    receipts = [Receipt("command", "x") for _ in range(1000)]
+    after = datetime.now(UTC)
+    assert len({r.id for r in receipts}) == 1000
+    for r in receipts:
+        assert re.fullmatch(r"[0-9a-f]{32}", r.id)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r.timestamp)
+        assert before <= datetime.fromisoformat(r.timestamp.replace("Z", "+00:00")) <= after
