@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from json.encoder import encode_basestring
@@ -120,3 +121,17 @@ def chained_rows(
         out.append(row)
         prev_hash = row[HASH]
         yield row
+
+
+def chained_chunks(
+    redactor: Redactor,
+    receipts: Sequence[Receipt],
+    seq: int,
+    prev_hash: str,
+    out: list[Row],
+    size: int,
+) -> Iterator[Row]:
+    """chained_rows, `size` rows at a time flattened into one multi-row INSERT's parameters."""
+    rows = chained_rows(redactor, receipts, seq, prev_hash, out)
+    while chunk := tuple(itertools.chain.from_iterable(itertools.islice(rows, size))):
+        yield chunk

@@ -15,10 +15,10 @@ import aiosqlite
 
 from core.errors import StorageError
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
-from core.receipts.chain import HASH, SEQ, Row, chained_rows
+from core.receipts.chain import HASH, SEQ, Row, chained_chunks
 from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
-from core.receipts.schema import COLUMNS, INSERT, PRAGMAS, SCHEMA
+from core.receipts.schema import COLUMNS, PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
 from core.receipts.search import SearchIndex
 from core.security.redaction import Redactor
 
@@ -262,14 +262,22 @@ class SqliteLedger:
             return await self._insert(receipts)
 
     async def _insert(self, receipts: list[Receipt]) -> list[Row]:
-        """Chain and commit `receipts` in one transaction (two trips to the db thread)."""
+        """Chain and commit `receipts` in one transaction (two or three trips to the db
+        thread: full multi-row INSERTs, the rest in one more, the commit)."""
         db = self._require_db()
         rows: list[Row] = []
         try:
             seq, prev = self._head or await self._read_head(db)
-            # Redaction, JSON and hashing run in the database thread as executemany pulls
-            # the rows: CPU work off the event loop, in the same trip as the INSERT.
-            await db.executemany(INSERT, chained_rows(self._redactor, receipts, seq, prev, rows))
+            full = len(receipts) - len(receipts) % ROWS_PER_INSERT
+            for part in (receipts[:full], receipts[full:]):
+                if not part:
+                    continue
+                # Redaction, JSON and hashing run in the database thread as executemany
+                # pulls the rows: CPU work off the event loop, in the INSERT's own trip.
+                size = min(len(part), ROWS_PER_INSERT)
+                chunks = chained_chunks(self._redactor, part, seq, prev, rows, size)
+                await db.executemany(insert_rows(size), chunks)
+                seq, prev = rows[-1][SEQ], rows[-1][HASH]
             await db.commit()
         except BaseException:
             self._head = None  # read it again: the database is the truth after a failure
