@@ -240,3 +240,16 @@ async def test_a_second_writer_on_the_same_file_does_not_fork_the_chain(tmp_path
         report = await first.verify()
     assert report.ok
     assert report.checked == 6
+
+
+async def test_a_large_batch_keeps_order_and_chain(tmp_path: Path) -> None:
+    # 1,000 queued at once: one batch of several multi-row INSERTs and a shorter last one.
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await fill(ledger, 1000)
+        stored = await ledger.append_durable(Receipt("command", "after"))
+        assert stored.seq == 1001
+        report = await ledger.verify()
+    assert report.ok
+    assert report.checked == 1001
+    names = [n for (n,) in raw(tmp_path / "ledger.db").execute("SELECT action_name FROM receipts")]
+    assert names == [f"step{i}" for i in range(1000)] + ["after"]
