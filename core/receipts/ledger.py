@@ -9,15 +9,16 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import aiosqlite
 
 from core.errors import StorageError
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
-from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt, canonical_json, chain_hash
+from core.receipts.chain import HASH, SEQ, Row, chained_chunks
+from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
-from core.receipts.schema import COLUMNS, INSERT, PRAGMAS, SCHEMA
+from core.receipts.schema import COLUMNS, PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
 from core.receipts.search import SearchIndex
 from core.security.redaction import Redactor
 
@@ -39,9 +40,13 @@ async def _run(db: aiosqlite.Connection, sql: str, params: Sequence[object] = ()
 class SqliteLedger:
     """The ReceiptStore on SQLite.
 
-    `append` queues a redacted receipt; a writer task commits queued receipts in batches
-    (one transaction each), chaining every receipt's hash to the one before it.
+    `append` queues a receipt; a writer task commits queued receipts in batches (one
+    transaction each), redacting each and chaining its hash to the one before it.
     `append_durable` and `flush` wait for the commit.
+
+    This object is the file's only writer: it keeps the chain's head (last seq and hash) in
+    memory. Were another writer to add rows, the next INSERT would hit an existing seq, fail,
+    and the head would be read again before the retry.
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class SqliteLedger:
         self._writer: asyncio.Task[None] | None = None
         self._catch_up: asyncio.Task[None] | None = None
         self._last_error: str | None = None
+        self._head: tuple[int, str] | None = None  # (seq, hash) of the last committed receipt
         self._batches = 0
         self.dropped = 0
         self._search = SearchIndex(search_path or path.with_name(path.stem + "-search.db"))
@@ -85,7 +91,9 @@ class SqliteLedger:
         """Open (or create) the database, check it, and start the writer."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = await aiosqlite.connect(self.path, isolation_level=None)
+            # Implicit transactions: an INSERT begins one (IMMEDIATE), commit() ends it, so a
+            # batch costs two trips to the database thread.
+            self._db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
             for pragma in PRAGMAS:
                 await _run(self._db, pragma)
             await self._db.executescript(SCHEMA)
@@ -118,11 +126,11 @@ class SqliteLedger:
                 f"SELECT {COLUMNS} FROM receipts WHERE seq > ? AND seq <= ?"
                 " ORDER BY seq LIMIT 20000"
             )
-            rows = await self._reader.fetch(sql, (upto, head))
+            rows = await self._reader.rows(sql, (upto, head))
             if not rows:
                 return
             self._search.submit(rows)
-            upto = rows[-1].seq
+            upto = rows[-1][SEQ]
             await self._search.drain()
 
     async def close(self) -> None:
@@ -241,36 +249,49 @@ class SqliteLedger:
             self._settle_flush_waiters()
             for (_, future), row in zip(batch, stored, strict=True):
                 if future is not None and not future.done():
-                    future.set_result(row)
+                    future.set_result(StoredReceipt(*row))
             if self._pending:
                 self._wakeup.set()
 
-    async def _write(self, batch: Sequence[Pending]) -> list[StoredReceipt]:
-        db = self._require_db()
-        await _run(db, "BEGIN IMMEDIATE")
+    async def _write(self, batch: Sequence[Pending]) -> list[Row]:
+        receipts = [r for r, _ in batch]
         try:
-            head_sql = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
-            async with db.execute(head_sql) as cur:
-                head = await cur.fetchone()
-            seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS_HASH)
-            # Redaction, JSON and hashing are CPU work: off the event loop.
-            rows = await asyncio.to_thread(self._chain, [r for r, _ in batch], seq, prev)
-            await db.executemany(INSERT, [row.as_row() for row in rows])
-            await _run(db, "COMMIT")
+            return await self._insert(receipts)
+        except sqlite3.IntegrityError:
+            # Another writer took our next seq: once more, after the head in the file.
+            return await self._insert(receipts)
+
+    async def _insert(self, receipts: list[Receipt]) -> list[Row]:
+        """Chain and commit `receipts` in one transaction (two or three trips to the db
+        thread: full multi-row INSERTs, the rest in one more, the commit)."""
+        db = self._require_db()
+        rows: list[Row] = []
+        try:
+            seq, prev = self._head or await self._read_head(db)
+            full = len(receipts) - len(receipts) % ROWS_PER_INSERT
+            for part in (receipts[:full], receipts[full:]):
+                if not part:
+                    continue
+                # Redaction, JSON and hashing run in the database thread as executemany
+                # pulls the rows: CPU work off the event loop, in the INSERT's own trip.
+                size = min(len(part), ROWS_PER_INSERT)
+                chunks = chained_chunks(self._redactor, part, seq, prev, rows, size)
+                await db.executemany(insert_rows(size), chunks)
+                seq, prev = rows[-1][SEQ], rows[-1][HASH]
+            await db.commit()
         except BaseException:
+            self._head = None  # read it again: the database is the truth after a failure
             with contextlib.suppress(sqlite3.Error):
-                await _run(db, "ROLLBACK")
+                await db.rollback()
             raise
+        if rows:
+            self._head = (rows[-1][SEQ], rows[-1][HASH])
         return rows
 
-    def _chain(self, receipts: list[Receipt], seq: int, prev: str) -> list[StoredReceipt]:
-        rows = []
-        for receipt in receipts:
-            seq += 1
-            row = self._stored(receipt, seq, prev)
-            rows.append(row)
-            prev = row.hash
-        return rows
+    async def _read_head(self, db: aiosqlite.Connection) -> tuple[int, str]:
+        async with db.execute("SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1") as cur:
+            head = await cur.fetchone()
+        return (int(head[0]), str(head[1])) if head else (0, GENESIS_HASH)
 
     async def _maybe_checkpoint(self) -> None:
         self._batches += 1
@@ -280,27 +301,6 @@ class SqliteLedger:
             busy, frames, done = await cur.fetchone() or (0, 0, 0)
         if busy or done < frames:
             log.warning("ledger WAL checkpoint incomplete (%s of %s pages)", done, frames)
-
-    def _stored(self, receipt: Receipt, seq: int, prev_hash: str) -> StoredReceipt:
-        redact = self._redactor
-        content: dict[str, Any] = {
-            "seq": seq,
-            "id": receipt.id,
-            "timestamp": receipt.timestamp,
-            "action_type": receipt.action_type,
-            "action_name": receipt.action_name,
-            "inputs": canonical_json(redact.value(receipt.inputs)),
-            "outputs": canonical_json(redact.value(receipt.outputs)),
-            "status": str(receipt.status),
-            "duration_ms": receipt.duration_ms,
-            "token_count": receipt.token_count,
-            "cognition_tier": receipt.cognition_tier,
-            "parent_id": receipt.parent_id,
-            "quest_id": receipt.quest_id,
-            "error_message": redact.text(receipt.error_message) if receipt.error_message else None,
-            "metadata": canonical_json(redact.value(receipt.metadata)),
-        }
-        return StoredReceipt(**content, prev_hash=prev_hash, hash=chain_hash(prev_hash, content))
 
     def _require_db(self) -> aiosqlite.Connection:
         if self._db is None:

@@ -7,10 +7,12 @@ import asyncio
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import aiosqlite
 
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.chain import Row
 from core.receipts.model import GENESIS_HASH, StoredReceipt
 from core.receipts.query import by_seqs_sql, filters, page_sql
 from core.receipts.schema import COLUMNS
@@ -57,8 +59,13 @@ class LedgerReader:
 
     async def fetch(self, sql: str, params: Sequence[object] = ()) -> list[StoredReceipt]:
         """Rows of `SELECT {COLUMNS} ...` as StoredReceipts."""
+        return [StoredReceipt(*row) for row in await self.rows(sql, params)]
+
+    async def rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        """Rows of a query as plain tuples."""
         async with self._conn().execute(sql, params) as cur:
-            return [StoredReceipt(*row) for row in await cur.fetchall()]
+            # No row factory: sqlite3 gives plain tuples.
+            return cast(list[Row], list(await cur.fetchall()))
 
     async def scalar(self, sql: str, params: Sequence[object] = ()) -> object:
         """The first column of the first row (None if no row)."""

@@ -47,7 +47,17 @@ COLUMNS = (
     " token_count, cognition_tier, parent_id, quest_id, error_message, metadata, prev_hash, hash"
 )
 
-INSERT = f"INSERT INTO receipts ({COLUMNS}) VALUES ({', '.join('?' * 17)})"
+_ROW = f"({', '.join('?' * 17)})"
+# Receipts per INSERT statement. sqlite3 lets go of the GIL for each statement it steps, and
+# a thread that lets go while the event loop is busy waits up to sys.getswitchinterval()
+# (5 ms) to get it back: one row per statement would let the writer crawl.
+ROWS_PER_INSERT = 128
+
+
+def insert_rows(count: int) -> str:
+    """An INSERT of `count` receipts in one statement."""
+    return f"INSERT INTO receipts ({COLUMNS}) VALUES {', '.join([_ROW] * count)}"
+
 
 SEARCH_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS receipts_fts USING fts5(

@@ -7,12 +7,12 @@ import contextlib
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import aiosqlite
 
-from core.receipts.model import StoredReceipt
+from core.receipts.chain import Row
 from core.receipts.schema import SEARCH_SCHEMA, SEARCH_TEXT_LIMIT
 
 log = logging.getLogger(__name__)
@@ -31,19 +31,11 @@ def fts_expression(text: str) -> str | None:
     return " AND ".join(quoted)
 
 
-def document(row: StoredReceipt) -> str:
-    """The searchable text of a receipt."""
+def documents(rows: Iterable[Row]) -> Iterator[tuple[int, str]]:
+    """(seq, searchable text) of each receipt row (values in COLUMNS order)."""
     limit = SEARCH_TEXT_LIMIT
-    return " ".join(
-        (
-            row.action_type,
-            row.action_name,
-            row.status,
-            row.error_message or "",
-            row.inputs[:limit],
-            row.outputs[:limit],
-        )
-    )
+    for seq, _, _, kind, name, inputs, outputs, status, *_, error, _, _, _ in rows:
+        yield seq, f"{kind} {name} {status} {error or ''} {inputs[:limit]} {outputs[:limit]}"
 
 
 class SearchIndex:
@@ -54,7 +46,7 @@ class SearchIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: aiosqlite.Connection | None = None
-        self._pending: list[tuple[int, str]] = []
+        self._pending: list[Row] = []
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -94,9 +86,9 @@ class SearchIndex:
             await self._db.close()
             self._db = None
 
-    def submit(self, rows: Iterable[StoredReceipt]) -> None:
-        """Queue committed receipts for indexing."""
-        self._pending.extend((row.seq, document(row)) for row in rows)
+    def submit(self, rows: Iterable[Row]) -> None:
+        """Queue committed receipt rows for indexing."""
+        self._pending.extend(rows)
         if self._pending:
             self._idle.clear()
             self._wakeup.set()
@@ -141,11 +133,13 @@ class SearchIndex:
                     log.error("search index write failed for %d receipts: %s", len(batch), exc)
             self._idle.set()
 
-    async def _write(self, batch: list[tuple[int, str]]) -> None:
+    async def _write(self, batch: list[Row]) -> None:
         db = self._conn()
         await db.execute("BEGIN")
         try:
-            await db.executemany("INSERT INTO receipts_fts(rowid, body) VALUES (?, ?)", batch)
+            # The documents are made in the database thread, as executemany pulls them.
+            sql = "INSERT INTO receipts_fts(rowid, body) VALUES (?, ?)"
+            await db.executemany(sql, documents(batch))
             await db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 MASK = "[REDACTED]"
@@ -40,6 +41,11 @@ _LABELLED = re.compile(
     r"|auth[_-]?token|token)[\"']?\s*[:=]\s*[\"']?)"
     rf"({_VALUE}{{4,}})"
 )
+# Every pattern above needs one of these marks: a shape's fixed part ("sk-", "AIza", "_" of
+# gh*_/github_pat_, ":" of a bot token or URL, ...) or a label's ":"/"=", else "bearer"/"basic".
+# Most text in receipts has none, and checking for them costs far less than the two scans.
+_MARKS = (":", "=", "_", "sk-", "AIza", "xox", "AKIA", "eyJ", "-----")
+_LEAVES = frozenset({int, float, bool, type(None)})  # nothing to mask in these
 _SENSITIVE_KEYS = re.compile(
     r"(?i)(password|passwd|secret|api[_-]?key|token|authorization|credential|private[_-]?key)"
 )
@@ -71,23 +77,46 @@ class Redactor:
         for secret in self._known:
             if secret in value:
                 value = value.replace(secret, MASK)
+        if not _may_hold_secret(value):
+            return value
         value = _SHAPES.sub(MASK, value)
         return _LABELLED.sub(lambda m: m.group(1) + MASK, value)
 
     def value(self, value: Any) -> Any:
         """Mask secrets anywhere inside JSON-like data; values under secret-named keys go whole."""
+        kind = type(value)  # exact types first: the common cases, without isinstance chains
+        if kind is str:
+            return self.text(value)
+        if kind in _LEAVES:
+            return value
+        if kind is dict or isinstance(value, dict):
+            return self._mapping(value) if value else {}
+        if kind is list or kind is tuple or isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, dict):
-            return {
-                str(k): (MASK if _is_sensitive(str(k)) and v else self.value(v))
-                for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
         return value
 
+    def _mapping(self, value: dict[Any, Any]) -> dict[str, Any]:
+        masked = {}
+        for k, v in value.items():
+            key = k if type(k) is str else str(k)
+            masked[key] = MASK if _is_sensitive(key) and v else self.value(v)
+        return masked
 
+
+def _may_hold_secret(text: str) -> bool:
+    """False only for text none of the patterns can match (see _MARKS)."""
+    if not text.isascii():
+        return True  # case-insensitive matching folds some non-ASCII letters ("ſ" ~ "s")
+    for mark in _MARKS:
+        if mark in text:
+            return True
+    lowered = text.lower()
+    return "bearer" in lowered or "basic" in lowered
+
+
+@lru_cache(maxsize=4096)  # keys repeat endlessly across receipts
 def _is_sensitive(key: str) -> bool:
     """A key whose value is a secret: password, api_key, auth_token; not max_tokens."""
     return bool(_SENSITIVE_KEYS.search(key)) and not _TOKEN_COUNTERS.fullmatch(key)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -190,3 +192,64 @@ async def test_failed_writes_are_retried_not_lost(tmp_path: Path) -> None:
         await asyncio.wait_for(ledger.flush(), 15)
         assert ledger.healthy
         assert await ledger.count() == 2
+
+
+async def test_each_hash_is_sha256_of_the_previous_hash_and_the_canonical_json(
+    tmp_path: Path,
+) -> None:
+    # The chain's definition, written out independently of the ledger's code: ledgers
+    # written by earlier versions must keep verifying.
+    async with SqliteLedger(tmp_path / "ledger.db", redactor=Redactor()) as ledger:
+        for i, duration in enumerate((1.5, 7, None)):
+            ledger.append(
+                Receipt(
+                    "tool",
+                    f"naïve-{i}",
+                    inputs={"b": [1, 2.5, None, 'ünï\n"q"'], "a": {"z": 1, "y": True}},
+                    outputs=f"out {i}",
+                    duration_ms=duration,
+                    token_count=3 if i else None,
+                    error_message="boom" if i == 2 else None,
+                    metadata={"k": i},
+                )
+            )
+        await ledger.flush()
+        assert (await ledger.verify()).ok
+    cursor = raw(tmp_path / "ledger.db").execute("SELECT * FROM receipts ORDER BY seq")
+    names = [d[0] for d in cursor.description]
+    prev, durations = "0" * 64, []
+    for values in cursor:
+        row = dict(zip(names, values, strict=True))
+        content = {k: v for k, v in row.items() if k not in ("prev_hash", "hash")}
+        text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert row["prev_hash"] == prev
+        assert row["hash"] == hashlib.sha256((prev + text).encode()).hexdigest()
+        prev = row["hash"]
+        durations.append(row["duration_ms"])
+    assert durations == [1.5, 7.0, None]  # stored (and hashed) as the REAL column holds it
+    assert json.loads(row["inputs"]) == {"a": {"y": True, "z": 1}, "b": [1, 2.5, None, 'ünï\n"q"']}
+
+
+async def test_a_second_writer_on_the_same_file_does_not_fork_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    async with SqliteLedger(path) as first, SqliteLedger(path) as second:
+        for i in range(3):
+            await first.append_durable(Receipt("command", f"first{i}"))
+            await second.append_durable(Receipt("command", f"second{i}"))
+        assert await first.count() == 6
+        report = await first.verify()
+    assert report.ok
+    assert report.checked == 6
+
+
+async def test_a_large_batch_keeps_order_and_chain(tmp_path: Path) -> None:
+    # 1,000 queued at once: one batch of several multi-row INSERTs and a shorter last one.
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await fill(ledger, 1000)
+        stored = await ledger.append_durable(Receipt("command", "after"))
+        assert stored.seq == 1001
+        report = await ledger.verify()
+    assert report.ok
+    assert report.checked == 1001
+    names = [n for (n,) in raw(tmp_path / "ledger.db").execute("SELECT action_name FROM receipts")]
+    assert names == [f"step{i}" for i in range(1000)] + ["after"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
+from core.security import redaction
 from core.security.redaction import MASK, Redactor
 
 # Obviously fake credentials, built at run time in each provider's shape.
@@ -151,3 +153,38 @@ def test_token_counts_are_not_secrets(redactor: Redactor) -> None:
 def test_redacted_json_text_still_parses(redactor: Redactor) -> None:
     text = json.dumps({"api_key": "abcd1234efgh", "key": GOOGLE, "n": 1})
     assert json.loads(redactor.text(text)) == {"api_key": MASK, "key": MASK, "n": 1}
+
+
+def test_the_quick_check_never_skips_text_the_full_scan_would_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Text built from the patterns' pieces, mixed case and fillers: the shortcut (skip the
+    # scans when no pattern's mark is present) must give exactly what the full scan gives.
+    pieces = [
+        OPENAI,
+        GOOGLE,
+        GITHUB,
+        TELEGRAM,
+        SLACK,
+        AWS,
+        JWT,
+        PRIVATE_KEY,
+        "https://u:pw@h",
+        "BeArEr ",
+        "Basic ",
+        "baſic ",
+        "password=",
+        "token: ",
+        "=",
+        ":",
+        " ",
+        "abcd1234efgh",
+        "run 42",
+    ]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 5))) for _ in range(3000)]
+    fast = [Redactor().text(t) for t in texts]
+    monkeypatch.setattr(redaction, "_may_hold_secret", lambda text: True)
+    assert fast == [Redactor().text(t) for t in texts]
+    assert any(MASK in t for t in fast)
+    assert any(MASK not in t for t in fast)
