@@ -55,7 +55,7 @@ class DigestService:
 
     async def command(self, ctx: CommandContext) -> Card | None:
         """/digest: send one now (to every channel, as the scheduled one goes)."""
-        detail = await self.send(f"digest-now-{ctx.receipt_id[:16]}", self.wall.time())
+        detail = await self.send(f"digest-now-{ctx.receipt_id}", self.wall.time())
         if detail.startswith("delivered to 0"):
             return Card(kind=CardKind.REPLY, title="Digest queued", body=detail)
         return None

@@ -47,7 +47,7 @@ class JobCommands:
 
     async def jobs(self, ctx: CommandContext) -> Card:
         """The jobs card."""
-        return await self._card(f"jobs-{ctx.receipt_id[:16]}")
+        return await self._card(f"jobs-{ctx.receipt_id}")
 
     async def _card(self, card_id: str, note: str = "") -> Card:
         lines, buttons = [], []
