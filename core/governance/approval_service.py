@@ -9,14 +9,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
 from core.bus import Bus
 from core.commands import PressContext
-from core.events import Button, Card, CardKind
+from core.events import Button, Card
 from core.governance.action import ToolAction
+from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.execution import Executor
 from core.governance.policy import Decision
@@ -28,10 +28,6 @@ from core.security.tokens import ActionTokens
 log = logging.getLogger(__name__)
 
 DECIDE = "approval.decide"
-
-
-def _clock_text(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
 
 
 class ApprovalService:
@@ -142,7 +138,7 @@ class ApprovalService:
         self._record(
             approval,
             "approval_reminded",
-            f"still undecided; lapses at {_clock_text(approval.expires_at)}",
+            f"still undecided; lapses at {clock_text(approval.expires_at)}",
             ReceiptStatus.PENDING,
             None,
         )
@@ -154,17 +150,7 @@ class ApprovalService:
             payload = {"approval_id": approval.id, "choice": choice, "hash": approval.action_hash}
             token = await self._tokens.issue(DECIDE, payload, approval.card_id, ttl=ttl)
             buttons.append(Button(label, token))
-        return Card(
-            kind=CardKind.APPROVAL,
-            title=f"Approve this {approval.tier} action?",
-            body=f"{approval.action.describe()}\n\n{approval.reason}",
-            fields=(
-                ("Runs", approval.action.capability),
-                ("Expires", _clock_text(approval.expires_at)),
-            ),
-            buttons=tuple(buttons),
-            correlation_id=approval.card_id,
-        )
+        return pending_card(approval, tuple(buttons))
 
     async def resend_pending(self, channel: str, chat_id: str) -> int:
         """Send a fresh copy of every pending approval card to one chat (for /approvals).
@@ -265,27 +251,8 @@ class ApprovalService:
         await self._settle(approval_id, parent_id)
 
     async def outcome_card(self, approval: Approval, note: str = "") -> Card:
-        """The card after a decision: who, when, where, and what happened; no buttons."""
-        state = approval.state
-        lines = [approval.action.describe()]
-        if approval.decided_by:
-            verb = "Approved" if state not in (ApprovalState.DENIED,) else "Denied"
-            when = _clock_text(approval.decided_at or self._clock())
-            lines.append(f"{verb} by {approval.decided_by} at {when} via {approval.decided_via}.")
-        if state is ApprovalState.EXPIRED:
-            lines.append("Expired: nobody decided in time, so nothing ran.")
-        if state is ApprovalState.INTERRUPTED:
-            lines.append("Lancelot stopped while this was running; it was not started again.")
-        if approval.result:
-            lines.append(approval.result)
-        if note:
-            lines.append(note)
-        return Card(
-            kind=CardKind.APPROVAL,
-            title=f"{state.value.capitalize()}: {approval.tier} action",
-            body="\n".join(lines),
-            correlation_id=approval.card_id,
-        )
+        """The card after a decision (core.governance.approval_cards)."""
+        return outcome_card(approval, self._clock(), note)
 
     async def reconcile(self) -> None:
         """After a restart: re-attach delivered cards, expire the stale, finish the approved."""
