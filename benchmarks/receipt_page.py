@@ -202,8 +202,14 @@ async def run(directory: Path, count: int, requests: int, write_rate: int) -> No
                 "type + status=failure": f"/receipts?type={types[0]}&status=failure",
                 "rare type + status=failure": f"/receipts?type={RARE_TYPE}&status=failure",
                 f"search q={WORDS[0]}": f"/receipts?q={WORDS[0]}",
+                f"search q={WORDS[2][:4]}* (prefix)": f"/receipts?q={WORDS[2][:4]}*",
                 f"search q={RARE_WORD} (rare)": f"/receipts?q={RARE_WORD}",
+                "search two words": f"/receipts?q={WORDS[3]}+{WORDS[4]}",
                 "search + type filter": f"/receipts?q={WORDS[1]}&type={types[1]}",
+                "search + type + status=failure": (
+                    f"/receipts?q={WORDS[1]}&type={types[1]}&status=failure"
+                ),
+                "search + rare type (bounded)": f"/receipts?q={WORDS[5]}&type={RARE_TYPE}",
                 f"deep page before={total // 100}": f"/receipts?before={total // 100}",
                 "deep filtered page": f"/receipts?type={types[2]}&before={total // 100}",
                 "detail (with children)": await detail_path(ledger),

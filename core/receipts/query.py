@@ -29,8 +29,26 @@ def page_sql(query: ReceiptQuery, columns: str) -> tuple[str, list[object]]:
     return f"SELECT {columns} FROM receipts{clause} ORDER BY seq DESC LIMIT ?", params
 
 
-def by_seqs_sql(query: ReceiptQuery, columns: str, count: int) -> str:
-    """Receipts among `count` given seqs that pass the filters, newest first."""
+def by_seqs_sql(columns: str) -> str:
+    """Receipts whose seqs are in a JSON array (the one parameter), newest first. One
+    parameter however many seqs: no host-parameter limit to meet."""
+    return (
+        f"SELECT {columns} FROM receipts WHERE seq IN (SELECT value FROM json_each(?)) "
+        "ORDER BY seq DESC"
+    )
+
+
+def passing_sql(query: ReceiptQuery) -> str:
+    """Which of the seqs in a JSON array (the first parameter) pass the filters; answered
+    from the filter's own index, without reading the receipts."""
     where, _ = filters(query)
-    where.insert(0, f"seq IN ({', '.join('?' * count)})")
-    return f"SELECT {columns} FROM receipts WHERE {' AND '.join(where)} ORDER BY seq DESC"
+    where.insert(0, "seq IN (SELECT value FROM json_each(?))")
+    return f"SELECT seq FROM receipts WHERE {' AND '.join(where)}"
+
+
+def passing_range_sql(query: ReceiptQuery) -> str:
+    """Seqs that pass the filters between two seqs (parameters: the filters', low, high and
+    a row limit); read from the filter's index."""
+    where, _ = filters(query)
+    where.append("seq BETWEEN ? AND ?")
+    return f"SELECT seq FROM receipts WHERE {' AND '.join(where)} LIMIT ?"

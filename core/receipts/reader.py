@@ -4,6 +4,7 @@ connection, so the web page never waits behind a write batch or sees uncommitted
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,12 +15,16 @@ import aiosqlite
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
 from core.receipts.chain import Row
 from core.receipts.model import GENESIS_HASH, StoredReceipt
-from core.receipts.query import by_seqs_sql, filters, page_sql
+from core.receipts.query import by_seqs_sql, filters, page_sql, passing_range_sql, passing_sql
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex, fts_expression
 
+# A plain search reads one hit more than its page. A filtered one reads hits in chunks that
+# grow (500, 2,000, 8,000, ...), so it needs few trips, and a rare filter stops after
+# SEARCH_MAX_SCAN hits with a cursor to go on from (about 30 ms of work).
 SEARCH_CHUNK = 500
-SEARCH_MAX_CHUNKS = 20
+SEARCH_GROWTH = 4
+SEARCH_MAX_SCAN = 20_000
 
 # Distinct action types by hopping through the index: cheap at any ledger size.
 ACTION_TYPES_SQL = """
@@ -104,25 +109,45 @@ class LedgerReader:
         return ReceiptPage(tuple(rows), rows[-1].seq if more and rows else None)
 
     async def _text_page(self, query: ReceiptQuery, expression: str) -> ReceiptPage:
-        """Walk full-text hits newest first, keeping those that pass the filters.
+        """Walk full-text hits newest first, keeping those that pass the filters; read the
+        receipts of the page only.
 
-        Bounded: after SEARCH_MAX_CHUNKS chunks a short page is returned with a cursor that
+        Bounded: after SEARCH_MAX_SCAN hits a short page is returned with a cursor that
         continues the walk, so a rare filter cannot make one request scan the whole index.
         """
-        _, filter_params = filters(query)
-        found: list[StoredReceipt] = []
-        before = query.before_seq
-        for _ in range(SEARCH_MAX_CHUNKS):
-            seqs = await self._search.hits(expression, before, SEARCH_CHUNK)
-            if seqs:
-                sql = by_seqs_sql(query, COLUMNS, len(seqs))
-                found += await self.fetch(sql, [*seqs, *filter_params])
-            if len(found) > query.limit:
-                return ReceiptPage(tuple(found[: query.limit]), found[query.limit - 1].seq)
-            if len(seqs) < SEARCH_CHUNK:
-                return ReceiptPage(tuple(found), None)
-            before = seqs[-1]
-        return ReceiptPage(tuple(found), before)
+        where, _ = filters(query)
+        wanted = query.limit + 1
+        matched: list[int] = []
+        before, chunk, scanned = query.before_seq, SEARCH_CHUNK if where else wanted, 0
+        while len(matched) < wanted:
+            seqs = await self._search.hits(expression, before, chunk)
+            matched += await self._passing(query, seqs) if where else seqs
+            if len(seqs) < chunk:
+                break
+            before, scanned = seqs[-1], scanned + len(seqs)
+            if scanned >= SEARCH_MAX_SCAN and len(matched) < wanted:
+                return ReceiptPage(tuple(await self._by_seqs(matched)), before)
+            chunk = min(chunk * SEARCH_GROWTH, SEARCH_MAX_SCAN - scanned)
+        shown = matched[: query.limit]
+        more = len(matched) > query.limit
+        return ReceiptPage(tuple(await self._by_seqs(shown)), shown[-1] if more else None)
+
+    async def _passing(self, query: ReceiptQuery, seqs: list[int]) -> list[int]:
+        """The seqs (newest first) whose receipts pass the query's filters."""
+        if not seqs:
+            return []
+        _, params = filters(query)
+        # A selective filter has fewer receipts in the hits' span than there are hits: read
+        # them all from its index (cheap). Otherwise look each hit up.
+        span = [*params, seqs[-1], seqs[0], len(seqs)]
+        rows = await self.rows(passing_range_sql(query), span)
+        if len(rows) >= len(seqs):
+            rows = await self.rows(passing_sql(query), [json.dumps(seqs), *params])
+        passing = {row[0] for row in rows}
+        return [seq for seq in seqs if seq in passing]
+
+    async def _by_seqs(self, seqs: list[int]) -> list[StoredReceipt]:
+        return await self.fetch(by_seqs_sql(COLUMNS), [json.dumps(seqs)]) if seqs else []
 
     async def verify(self) -> VerifyReport:
         """Walk the whole chain in order; report the first receipt altered, removed or moved.

@@ -17,18 +17,22 @@ from core.receipts.schema import SEARCH_SCHEMA, SEARCH_TEXT_LIMIT
 
 log = logging.getLogger(__name__)
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"(\w+)(\*?)", re.UNICODE)
 MAX_TERMS = 8
+MIN_PREFIX = 3  # shorter prefixes merge too many terms to answer quickly
 
 
 def fts_expression(text: str) -> str | None:
-    """Free text as a safe FTS5 query: each word quoted, all required, the last one a prefix."""
-    words = _WORD.findall(text)[:MAX_TERMS]
-    if not words:
-        return None
-    quoted = [f'"{w}"' for w in words]
-    quoted[-1] += "*"
-    return " AND ".join(quoted)
+    """Free text as a safe FTS5 query: each word quoted and required. A word the owner ends
+    with `*` matches as a prefix (from MIN_PREFIX characters; shorter ones match whole).
+
+    Whole words stream from the index newest first; a prefix has its matches merged first,
+    which is why it is asked for rather than implied."""
+    terms = []
+    for word, star in _WORD.findall(text)[:MAX_TERMS]:
+        prefix = star and len(word) >= MIN_PREFIX
+        terms.append(f'"{word}"*' if prefix else f'"{word}"')
+    return " AND ".join(terms) or None
 
 
 def documents(rows: Iterable[Row]) -> Iterator[tuple[int, str]]:

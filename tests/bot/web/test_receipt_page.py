@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from bot.web import SESSION_COOKIE, build_web_app
 from core.health import HealthMonitor
+from core.receipts import reader
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.viewer_access import ViewerAccess
@@ -282,6 +283,38 @@ async def test_the_list_searches_text(signed_in: Client, ledger: SqliteLedger) -
     assert names(await page(signed_in, q="backups", type="tool")) == ["fetch"]
     assert names(await page(signed_in, q="nothing-like-this")) == []
     assert "No receipts match" in await page(signed_in, q="zzzz")
+
+
+async def test_a_prefix_search_is_asked_for_with_a_star(
+    signed_in: Client, ledger: SqliteLedger
+) -> None:
+    await store(
+        ledger,
+        Receipt("command", "a", inputs={"cmd": "backup"}),
+        Receipt("command", "b", inputs={"cmd": "backups"}),
+    )
+    assert names(await page(signed_in, q="backup")) == ["a"]
+    assert names(await page(signed_in, q="back*")) == ["b", "a"]
+
+
+async def test_a_search_that_stops_early_says_so_and_goes_on(
+    signed_in: Client, ledger: SqliteLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "SEARCH_CHUNK", 5)
+    monkeypatch.setattr(reader, "SEARCH_MAX_SCAN", 10)
+    await store(
+        ledger,
+        Receipt("tool", "old", inputs={"w": "alpha"}),
+        *(Receipt("command", f"step{i}", inputs={"w": "alpha"}) for i in range(20)),
+    )
+    first = await page(signed_in, type="tool", q="alpha")
+    assert names(first) == []
+    assert "Older » searches further back" in first
+    body, link = first, older_link(first)
+    while link is not None:
+        body = await page(signed_in, link)
+        link = older_link(body)
+    assert names(body) == ["old"]
 
 
 async def test_paging_walks_back_without_duplicates_or_gaps(

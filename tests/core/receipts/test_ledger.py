@@ -6,11 +6,13 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from core.errors import StorageError
+from core.receipts import reader
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus
@@ -153,9 +155,12 @@ async def test_filters_search_and_keyset_paging(tmp_path: Path) -> None:
         assert seen == sorted(seen, reverse=True)
         assert len(seen) == len(set(seen)) == 20
         found = await ledger.page(ReceiptQuery(text="walrus11"))
+        assert [r.action_name for r in found.receipts] == ["n11"]
+        found = await ledger.page(ReceiptQuery(text="walrus11*"))
         assert {r.action_name for r in found.receipts} == {"n11"} | {
             f"n{i}" for i in range(110, 120)
         }
+        assert (await ledger.page(ReceiptQuery(text="wa*"))).receipts == ()  # too short
         assert (await ledger.page(ReceiptQuery(text='") OR *'))).receipts == ()
 
 
@@ -253,3 +258,34 @@ async def test_a_large_batch_keeps_order_and_chain(tmp_path: Path) -> None:
     assert report.checked == 1001
     names = [n for (n,) in raw(tmp_path / "ledger.db").execute("SELECT action_name FROM receipts")]
     assert names == [f"step{i}" for i in range(1000)] + ["after"]
+
+
+async def test_filtered_search_is_bounded_and_resumable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "SEARCH_CHUNK", 10)
+    monkeypatch.setattr(reader, "SEARCH_MAX_SCAN", 100)
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        # Receipt n{i} has seq i + 1. Rare ones without the word must not be found.
+        rare, wordless = {5, 150, 100, 200, 290}, {100, 200, 290}
+        for i in range(300):
+            text = "puffin" if i in wordless else "walrus"
+            ledger.append(Receipt("rare" if i in rare else "common", f"n{i}", inputs={"t": text}))
+        await ledger.flush_search()
+        query = ReceiptQuery(text="walrus", action_type="rare")
+        first = await ledger.page(query)
+        # 100 hits scanned (10, then 40, then 50), none of them rare with the word: a short
+        # page and a cursor where the scan stopped.
+        hits = [i + 1 for i in range(299, -1, -1) if i not in wordless]
+        assert first.receipts == ()
+        assert first.next_before_seq == hits[99]
+        names: list[str] = []
+        page = first
+        while page.next_before_seq is not None:
+            page = await ledger.page(replace(query, before_seq=page.next_before_seq))
+            names += [r.action_name for r in page.receipts]
+        assert names == ["n150", "n5"]
+        common = await ledger.page(ReceiptQuery(text="walrus", action_type="common", limit=60))
+        expected = [i + 1 for i in range(299, -1, -1) if i not in rare][:60]
+        assert [r.seq for r in common.receipts] == expected
+        assert common.next_before_seq == expected[-1]
