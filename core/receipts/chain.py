@@ -4,22 +4,83 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import math
 from collections.abc import Iterator, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-from core.receipts.model import Receipt
+from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.model import canonical_json as _json
 from core.security.redaction import Redactor
 
+log = logging.getLogger(__name__)
+
 # A receipt's values in COLUMNS order (schema.py): what INSERT takes and what SELECT gives.
 Row = tuple[Any, ...]
-SEQ, HASH = 0, 16
+SEQ, ID, HASH = 0, 1, 16
+SALVAGE_LIMIT = 4000  # characters of an unstorable value's repr kept in its place
 
 
 def ledger_row(redactor: Redactor, receipt: Receipt, seq: int, prev_hash: str) -> Row:
     """The stored form of `receipt` at `seq`, redacted, hashed onto `prev_hash`.
+
+    Data that JSON or UTF-8 cannot hold (a lone surrogate, a key that is not a string, a
+    cycle) does not stop the ledger: the receipt is stored with a printable account of it.
+    """
+    try:
+        return _ledger_row(redactor, receipt, seq, prev_hash)
+    except Exception as exc:
+        # Only names here: the data itself may hold secrets, and redaction is what failed.
+        kind = type(exc).__name__
+        log.error(
+            "receipt %s (%s) stored with its data as text: %s",
+            receipt.id,
+            receipt.action_type,
+            kind,
+        )
+        return _ledger_row(redactor, salvaged(receipt, exc), seq, prev_hash)
+
+
+def salvaged(receipt: Receipt, exc: Exception) -> Receipt:
+    """The receipt with every text made valid UTF-8 and its data replaced by its repr."""
+    r = receipt
+    note = f"receipt data could not be stored as given ({type(exc).__name__}: {str(exc)[:200]})"
+    return Receipt(
+        action_type=_text(r.action_type) or "?",
+        action_name=_text(r.action_name) or "?",
+        inputs=_as_repr(r.inputs),
+        outputs=_as_repr(r.outputs),
+        status=r.status if isinstance(r.status, ReceiptStatus) else ReceiptStatus.FAILURE,
+        duration_ms=r.duration_ms if isinstance(r.duration_ms, int | float) else None,
+        token_count=r.token_count if isinstance(r.token_count, int) else None,
+        cognition_tier=_text(r.cognition_tier),
+        parent_id=_text(r.parent_id),
+        quest_id=_text(r.quest_id),
+        error_message=_text(f"{r.error_message}; {note}" if r.error_message else note),
+        metadata={"salvaged": _as_repr(r.metadata)},
+        id=_text(r.id) or "?",
+        timestamp=_text(r.timestamp) or "?",
+    )
+
+
+def _text(value: object) -> str | None:
+    """`value` as a string that UTF-8 can hold (lone surrogates written as escapes)."""
+    if value is None:
+        return None
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _as_repr(value: object) -> str | None:
+    try:
+        text = repr(value)
+    except Exception:  # a repr that fails, or nesting too deep to print
+        text = f"<unprintable {type(value).__name__}>"
+    return None if value is None else _text(text[:SALVAGE_LIMIT])
+
+
+def _ledger_row(redactor: Redactor, receipt: Receipt, seq: int, prev_hash: str) -> Row:
+    """ledger_row, for data that can be stored as it is.
 
     The content holds exactly StoredReceipt.content()'s keys and values (verification
     recomputes the hash from the stored row with that method), written in sorted key order
@@ -99,7 +160,7 @@ def _as_stored(number: Any, kind: type[float] | type[int]) -> Any:
     """A number as its REAL or INTEGER column gives it back (5 -> 5.0, 3.0 -> 3): the hash
     must cover what verification will read, or an honest receipt would look altered."""
     if type(number) is kind or number is None:
-        return number
+        return None if number != number else number  # SQLite stores NaN as NULL
     if kind is float and isinstance(number, int):
         return float(number)
     if kind is int and isinstance(number, float) and number.is_integer():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -11,30 +12,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-import aiosqlite
-
 from core.errors import StorageError
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
-from core.receipts.chain import HASH, SEQ, Row, chained_chunks
-from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt
+from core.receipts.chain import ID, SEQ, Row
+from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
-from core.receipts.schema import COLUMNS, PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
+from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
+from core.receipts.writer import ChainWriter
 from core.security.redaction import Redactor
 
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 200_000
-CHECKPOINT_EVERY = 64  # batches between explicit WAL checkpoints
 Pending = tuple[Receipt, "asyncio.Future[StoredReceipt] | None"]
-
-
-async def _run(db: aiosqlite.Connection, sql: str, params: Sequence[object] = ()) -> int:
-    """Execute a statement and close its cursor (an open cursor would hold back checkpoints)."""
-    cursor = await db.execute(sql, params)
-    count = cursor.rowcount
-    await cursor.close()
-    return count
 
 
 class SqliteLedger:
@@ -42,11 +33,8 @@ class SqliteLedger:
 
     `append` queues a receipt; a writer task commits queued receipts in batches (one
     transaction each), redacting each and chaining its hash to the one before it.
-    `append_durable` and `flush` wait for the commit.
-
-    This object is the file's only writer: it keeps the chain's head (last seq and hash) in
-    memory. Were another writer to add rows, the next INSERT would hit an existing seq, fail,
-    and the head would be read again before the retry.
+    `append_durable` and `flush` wait for the commit. Reads go through a connection of
+    their own (LedgerReader), search through a derived index (SearchIndex).
     """
 
     def __init__(
@@ -59,10 +47,9 @@ class SqliteLedger:
         flush_interval: float = 0.05,
     ) -> None:
         self.path = path
-        self._redactor = redactor or Redactor()
         self._batch_size = batch_size
         self._flush_interval = flush_interval
-        self._db: aiosqlite.Connection | None = None
+        self._chain = ChainWriter(path, redactor or Redactor())
         self._pending: list[tuple[Receipt, asyncio.Future[StoredReceipt] | None]] = []
         self._enqueued = 0  # receipts ever queued
         self._committed = 0  # receipts ever committed (or given up on)
@@ -72,8 +59,6 @@ class SqliteLedger:
         self._writer: asyncio.Task[None] | None = None
         self._catch_up: asyncio.Task[None] | None = None
         self._last_error: str | None = None
-        self._head: tuple[int, str] | None = None  # (seq, hash) of the last committed receipt
-        self._batches = 0
         self.dropped = 0
         self._search = SearchIndex(search_path or path.with_name(path.stem + "-search.db"))
         self._reader = LedgerReader(path, self._search)
@@ -91,30 +76,23 @@ class SqliteLedger:
         """Open (or create) the database, check it, and start the writer."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Implicit transactions: an INSERT begins one (IMMEDIATE), commit() ends it, so a
-            # batch costs two trips to the database thread.
-            self._db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
-            for pragma in PRAGMAS:
-                await _run(self._db, pragma)
-            await self._db.executescript(SCHEMA)
+            await self._chain.open()
             await self._reader.open()
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
-            if self._db is not None:
-                await self._db.close()
-                self._db = None
+            await self._chain.close()
             raise StorageError(f"{self.path}: cannot open the receipt ledger: {exc}") from None
         try:
             await self._search.open()
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
-            await self._db.close()
-            self._db = None
+            await self._chain.close()
             raise StorageError(
                 f"{self._search.path}: cannot open the search index: {exc}"
             ) from None
         head = await self._reader.count()
         self._writer = asyncio.create_task(self._write_forever(), name="ledger-writer")
+        self._writer.add_done_callback(self._writer_stopped)
         self._catch_up = asyncio.create_task(self._index_missing(head), name="ledger-reindex")
 
     async def _index_missing(self, head: int) -> None:
@@ -139,8 +117,7 @@ class SqliteLedger:
             with contextlib.suppress(StorageError):
                 await self.flush()
             self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+            await asyncio.wait([self._writer])  # a writer that died has been reported
             self._writer = None
         if self._catch_up is not None:
             self._catch_up.cancel()
@@ -148,9 +125,21 @@ class SqliteLedger:
                 await self._catch_up
         await self._search.close()
         await self._reader.close()
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        await self._chain.close()
+
+    def _writer_stopped(self, task: asyncio.Task[None]) -> None:
+        """A writer that ended other than by close() is a bug: say so, and let nobody wait."""
+        if task.cancelled():
+            return
+        # The type only: the message may quote receipt data that was never redacted.
+        kind = type(task.exception()).__name__
+        log.critical("receipt ledger writer stopped: %s", kind)
+        self._last_error = f"the ledger writer stopped ({kind})"
+        error = StorageError("receipts not stored: the ledger writer stopped")
+        for _, future in self._pending:
+            if future is not None and not future.done():
+                future.set_exception(error)
+        self._settle_flush_waiters(error)
 
     @property
     def healthy(self) -> bool:
@@ -176,6 +165,8 @@ class SqliteLedger:
         """Wait until everything queued before this call is committed."""
         if self._committed >= self._enqueued:
             return
+        if self._writer is None or self._writer.done():
+            raise StorageError("receipts not stored: the ledger writer is not running")
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._flush_waiters.append((self._enqueued, future))
         self._urgent = True
@@ -198,11 +189,12 @@ class SqliteLedger:
     def _enqueue(self, receipt: Receipt, future: asyncio.Future[StoredReceipt] | None) -> None:
         if self._writer is None:
             raise StorageError("the receipt ledger is not open")
-        if len(self._pending) >= MAX_PENDING:
+        if self._writer.done() or len(self._pending) >= MAX_PENDING:
+            reason = "stopped" if self._writer.done() else "not keeping up"
             self.dropped += 1
-            log.error("receipt ledger backlog full; dropped receipt %s", receipt.action_type)
+            log.error("receipt ledger %s; dropped receipt %s", reason, receipt.action_type)
             if future is not None:
-                future.set_exception(StorageError("the receipt ledger is not keeping up"))
+                future.set_exception(StorageError(f"the receipt ledger is {reason}"))
             return
         self._pending.append((receipt, future))
         self._enqueued += 1
@@ -227,7 +219,7 @@ class SqliteLedger:
             self._urgent = False
             batch = self._pending[: self._batch_size * 8]
             try:
-                stored = await self._write(batch)
+                added, stored = await self._write(batch)
             except (sqlite3.Error, OSError) as exc:
                 self._last_error = str(exc)
                 log.error("receipt ledger write failed (%d queued): %s", len(self._pending), exc)
@@ -243,8 +235,8 @@ class SqliteLedger:
             backoff = 0.05
             self._last_error = None
             del self._pending[: len(batch)]
-            self._search.submit(stored)
-            await self._maybe_checkpoint()
+            self._search.submit(added)
+            await self._chain.maybe_checkpoint()
             self._committed += len(batch)
             self._settle_flush_waiters()
             for (_, future), row in zip(batch, stored, strict=True):
@@ -253,59 +245,28 @@ class SqliteLedger:
             if self._pending:
                 self._wakeup.set()
 
-    async def _write(self, batch: Sequence[Pending]) -> list[Row]:
+    async def _write(self, batch: Sequence[Pending]) -> tuple[list[Row], list[Row]]:
+        """Commit a batch: (the rows added, the row standing for each entry)."""
         receipts = [r for r, _ in batch]
         try:
-            return await self._insert(receipts)
+            rows = await self._chain.insert(receipts)
+            return rows, rows
         except sqlite3.IntegrityError:
-            # Another writer took our next seq: once more, after the head in the file.
-            return await self._insert(receipts)
-
-    async def _insert(self, receipts: list[Receipt]) -> list[Row]:
-        """Chain and commit `receipts` in one transaction (two or three trips to the db
-        thread: full multi-row INSERTs, the rest in one more, the commit)."""
-        db = self._require_db()
-        rows: list[Row] = []
-        try:
-            seq, prev = self._head or await self._read_head(db)
-            full = len(receipts) - len(receipts) % ROWS_PER_INSERT
-            for part in (receipts[:full], receipts[full:]):
-                if not part:
-                    continue
-                # Redaction, JSON and hashing run in the database thread as executemany
-                # pulls the rows: CPU work off the event loop, in the INSERT's own trip.
-                size = min(len(part), ROWS_PER_INSERT)
-                chunks = chained_chunks(self._redactor, part, seq, prev, rows, size)
-                await db.executemany(insert_rows(size), chunks)
-                seq, prev = rows[-1][SEQ], rows[-1][HASH]
-            await db.commit()
-        except BaseException:
-            self._head = None  # read it again: the database is the truth after a failure
-            with contextlib.suppress(sqlite3.Error):
-                await db.rollback()
-            raise
-        if rows:
-            self._head = (rows[-1][SEQ], rows[-1][HASH])
-        return rows
-
-    async def _read_head(self, db: aiosqlite.Connection) -> tuple[int, str]:
-        async with db.execute("SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1") as cur:
-            head = await cur.fetchone()
-        return (int(head[0]), str(head[1])) if head else (0, GENESIS_HASH)
-
-    async def _maybe_checkpoint(self) -> None:
-        self._batches += 1
-        if self._batches % CHECKPOINT_EVERY:
-            return
-        async with self._require_db().execute("PRAGMA wal_checkpoint(PASSIVE)") as cur:
-            busy, frames, done = await cur.fetchone() or (0, 0, 0)
-        if busy or done < frames:
-            log.warning("ledger WAL checkpoint incomplete (%s of %s pages)", done, frames)
-
-    def _require_db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise StorageError("the receipt ledger is not open")
-        return self._db
+            pass
+        # Another writer took our next seq, or a receipt was appended twice: it is stored
+        # once, and the repeat stands for the stored copy. Once more, after the file's head.
+        ids = json.dumps([r.id for r in receipts])
+        sql = f"SELECT {COLUMNS} FROM receipts WHERE id IN (SELECT value FROM json_each(?))"
+        known = {row[ID]: row for row in await self._reader.rows(sql, [ids])}
+        fresh: dict[str, Receipt] = {}
+        for receipt in receipts:
+            if receipt.id not in known:
+                fresh.setdefault(receipt.id, receipt)
+        if len(fresh) < len(receipts):
+            log.warning("%d receipt(s) appended again; stored once", len(receipts) - len(fresh))
+        rows = await self._chain.insert(list(fresh.values())) if fresh else []
+        known.update((row[ID], row) for row in rows)
+        return rows, [known[r.id] for r in receipts]
 
     async def get(self, receipt_id: str) -> StoredReceipt | None:
         """One receipt by id."""

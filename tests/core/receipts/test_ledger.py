@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import StorageError
-from core.receipts import reader
+from core.receipts import chain, reader
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus
@@ -289,3 +289,69 @@ async def test_filtered_search_is_bounded_and_resumable(
         expected = [i + 1 for i in range(299, -1, -1) if i not in rare][:60]
         assert [r.seq for r in common.receipts] == expected
         assert common.next_before_seq == expected[-1]
+
+
+async def test_data_json_or_utf8_cannot_hold_is_kept_as_text_and_the_ledger_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_key = "sk-" + "x" * 40
+    cycle: dict[str, object] = {}
+    cycle["self"] = cycle
+    odd = [
+        Receipt("console", "surrogate", inputs={"text": f"caf\udce9 {fake_key}"}),
+        Receipt("console", "name \udcff"),
+        Receipt("tool", "cycle", outputs=cycle),
+        Receipt("tool", "nan", duration_ms=float("nan")),
+    ]
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        for receipt in odd:
+            ledger.append(receipt)
+        after = await ledger.append_durable(Receipt("command", "after"))
+        assert after.seq == 5
+        stored = [await ledger.get(r.id) for r in odd]
+        assert all(s is not None for s in stored)
+        surrogate, name, cyclic, nan = (s for s in stored if s is not None)
+        assert "\\udce9" in surrogate.inputs
+        assert fake_key not in surrogate.inputs
+        assert "could not be stored as given" in (surrogate.error_message or "")
+        assert name.action_name == "name \\udcff"
+        assert "{...}" in cyclic.outputs
+        assert nan.duration_ms is None
+        assert nan.error_message is None
+        assert (await ledger.verify()).ok
+    assert fake_key not in caplog.text
+    assert "udce9" not in caplog.text
+
+
+async def test_a_receipt_appended_twice_is_stored_once(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        twice = Receipt("command", "twice")
+        ledger.append(twice)
+        ledger.append(twice)  # in the same batch
+        first = await ledger.append_durable(Receipt("command", "next"))
+        again = await ledger.append_durable(twice)  # in a later batch
+        assert again.seq == 1
+        assert again.id == twice.id
+        later = await ledger.append_durable(Receipt("command", "later"))
+        assert (first.seq, later.seq) == (2, 3)
+        assert await ledger.count() == 3
+        assert (await ledger.verify()).ok
+        assert ledger.healthy
+
+
+async def test_a_writer_that_dies_is_reported_and_nobody_waits_forever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object) -> object:
+        raise RuntimeError("a bug in the writer")
+
+    monkeypatch.setattr(chain, "ledger_row", broken)
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        with pytest.raises(StorageError, match="writer stopped"):
+            await ledger.append_durable(Receipt("command", "first"))
+        assert not ledger.healthy
+        with pytest.raises(StorageError, match="stopped"):
+            await ledger.append_durable(Receipt("command", "second"))
+        ledger.append(Receipt("command", "third"))  # dropped and counted, not raised
+        assert ledger.dropped == 2
+    # ...and closing it does not hang either.
