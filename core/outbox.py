@@ -39,8 +39,8 @@ from core.errors import (
     TransientError,
 )
 from core.events import Card, MessageRef
-from core.outbox_store import DeliveryKind, OutboxRow, OutboxState, OutboxStore, edit_key
-from core.pacing import TokenBucket
+from core.outbox_store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
+from core.pacing import LanePacing
 from core.receipts.base import ReceiptStore
 
 __all__ = ["DeliveryPolicy", "OnDelivered", "Outbox"]
@@ -53,7 +53,6 @@ Outcome = MessageRef | LancelotError
 
 KEPT_OUTCOMES = 10_000  # final outcomes remembered by key (dedup without a database read)
 STOP_GRACE = 10.0  # seconds a stop waits for a message already on its way
-MAX_IDLE_BUCKETS = 1024
 
 
 @dataclass(eq=False)
@@ -84,7 +83,7 @@ class Outbox:
         self._commits: dict[str, asyncio.Task[None]] = {}  # by key, while being inserted
         self._waiters: dict[str, asyncio.Future[Outcome]] = {}
         self._outcomes: OrderedDict[str, Outcome] = OrderedDict()
-        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._pacing = LanePacing(self._policy.chat_rate, self._policy.chat_burst, self._clock)
 
     async def setup(self) -> None:
         """Create the table and prune old rows."""
@@ -161,16 +160,7 @@ class Outbox:
     async def edit(self, ref: MessageRef, card: Card) -> None:
         """Queue an edit of a delivered message and wait for its first attempt (as send)."""
         self._served(ref.channel)
-        row = OutboxRow(
-            id=0,
-            key=edit_key(ref, card),
-            channel=ref.channel,
-            chat_id=ref.chat_id,
-            kind=DeliveryKind.EDIT,
-            card=card,
-            target_id=ref.message_id,
-        )
-        outcome = await self._submit(row)
+        outcome = await self._submit(OutboxRow.edit_of(ref, card))
         if isinstance(outcome, LancelotError):
             raise outcome
 
@@ -264,12 +254,12 @@ class Outbox:
             for row in lane.rows:  # stopped early: they stay pending in the table
                 self._queued.pop(row.key, None)
                 self._settle(row, DeliveryDeferred("delivery stopped; the card stays queued"))
-            self._forget_idle_buckets()
+            self._pacing.forget_idle(self._lanes)
 
     async def _deliver(self, row: OutboxRow) -> None:
         channel = self._channels[row.channel]
         while row.state is OutboxState.PENDING:
-            await self._bucket(row.lane).take()
+            await self._pacing.take(row.lane)
             try:
                 await self._attempt_to_the_end(channel, row)
             except RateLimited as exc:  # not a failure: wait as told (send() keeps waiting)
@@ -319,15 +309,7 @@ class Outbox:
         return await channel.deliver(row.chat_id, row.card)
 
     def _queue_revision(self, ref: MessageRef, card: Card) -> None:
-        edit = OutboxRow(
-            id=0,
-            key=edit_key(ref, card),
-            channel=ref.channel,
-            chat_id=ref.chat_id,
-            kind=DeliveryKind.EDIT,
-            card=card,
-            target_id=ref.message_id,
-        )
+        edit = OutboxRow.edit_of(ref, card)
         if edit.key not in self._outcomes and edit.key not in self._queued:
             self._commits[edit.key] = asyncio.create_task(self._commit(edit))
             self._enqueue(edit)
@@ -362,17 +344,3 @@ class Outbox:
         future = self._waiters.pop(row.key, None)
         if future is not None and not future.done():
             future.set_result(outcome)
-
-    def _bucket(self, lane: tuple[str, str]) -> TokenBucket:
-        bucket = self._buckets.get(lane)
-        if bucket is None:
-            policy = self._policy
-            bucket = self._buckets[lane] = TokenBucket(
-                policy.chat_rate, policy.chat_burst, self._clock
-            )
-        return bucket
-
-    def _forget_idle_buckets(self) -> None:
-        if len(self._buckets) > MAX_IDLE_BUCKETS:
-            for lane in [k for k, b in self._buckets.items() if b.idle and k not in self._lanes]:
-                del self._buckets[lane]

@@ -77,6 +77,19 @@ class OutboxRow:
     in_flight: bool = False
     revision: Card | None = None  # new content that came while the card was on its way
 
+    @classmethod
+    def edit_of(cls, ref: MessageRef, card: Card) -> OutboxRow:
+        """A not-yet-stored edit of a delivered message to `card`."""
+        return cls(
+            id=0,
+            key=edit_key(ref, card),
+            channel=ref.channel,
+            chat_id=ref.chat_id,
+            kind=DeliveryKind.EDIT,
+            card=card,
+            target_id=ref.message_id,
+        )
+
     @property
     def lane(self) -> tuple[str, str]:
         """Rows to one chat go out in order, one at a time."""
