@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.agent.agent import Agent
+from core.agent.agent import CARRY_OUT, Agent
 from core.agent.quest import AgentLimits
 from core.agent.workspace_tools import default_tools
 from core.errors import ProviderUnavailable
@@ -60,8 +60,10 @@ def wire_agent(
         app.ledger,
         app.features,
         limits or AgentLimits(local_answers=app.settings.llm.local_model is not None),
+        tokens=app.tokens,
     )
     app.commands.free_text(agent.handle)
+    app.commands.action(CARRY_OUT, agent.carry_out)
     app.status_fields["Agent"] = lambda: (
         "ready" if models.has_flagship() else "no model provider (commands only)"
     )

@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
+
+from pydantic import ValidationError
 
 from core.agent.answer import FINAL_INSTRUCTIONS, FINAL_SCHEMA, FinalAnswer, parse_final
 from core.agent.deep import deep_pass, record_experience
@@ -18,13 +21,15 @@ from core.agent.steps import PlanError, StepReport, StepRunner, make_plan
 from core.agent.tools import ToolTable
 from core.agent.trail import Trail
 from core.bus import Bus
+from core.commands import PressContext
 from core.errors import DeliveryFailed, ProviderUnavailable
-from core.events import Card, CardKind, Inbound
+from core.events import Button, Card, CardKind, Inbound
 from core.features import FeatureFlags
 from core.governance.gateway import ToolGateway
 from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
 from core.receipts.base import ReceiptStore
+from core.security.tokens import ActionTokens
 
 SYSTEM = (
     "You are Lancelot, the owner's agent. You act only through the tools you are given; "
@@ -36,6 +41,9 @@ SYSTEM = (
 )
 
 AGENT_OFF = "Free-form requests are switched off (FEATURE_AGENT). /help lists what works."
+
+CARRY_OUT = "agent.carry_out"  # the plan card's button
+OFFER_TTL = 86400.0  # a plan can be carried out for a day after it was shown
 
 
 class Agent:
@@ -51,8 +59,10 @@ class Agent:
         features: FeatureFlags,
         limits: AgentLimits | None = None,
         jobs_running: Callable[[], bool] = lambda: False,
+        tokens: ActionTokens | None = None,
     ) -> None:
         self._router = router
+        self._tokens = tokens
         self._bus = bus
         self._ledger = ledger
         self._features = features
@@ -71,14 +81,7 @@ class Agent:
         trail.root = trail.record(
             "agent_request", event.channel, inputs={"text": text[:2000]}, parent_id=receipt_id
         )
-        quest = Quest(
-            self._router,
-            trail,
-            event.channel,
-            typing=lambda: self._bus.typing(event.channel, event.chat_id),
-            limits=self._limits,
-            deep=self._features.enabled("DEEP_REASONING_LOOP"),
-        )
+        quest = self._quest(event.channel, event.chat_id, trail)
         offline = not self._router.has_flagship()
         # Offline, the label only matters when the local model may answer (see answer_offline).
         found = await self._classifier.classify(
@@ -108,13 +111,17 @@ class Agent:
             plan = await make_plan(quest, SYSTEM, text, insight)
         except PlanError:
             return await self._direct(quest, text)  # no usable plan: act step by step instead
-        execute = intent is Intent.MIXED_REQUEST
-        await self._show(event, plan_card(plan, will_execute=execute))
-        if not execute:
+        if intent is not Intent.MIXED_REQUEST:
+            offered = await self._offer(event, plan, text)
             return FinalAnswer(
                 response_to_user="That is the plan; nothing has been done yet.",
-                next_action="To have me carry it out, send the request again and ask me to do it.",
+                next_action=(
+                    "Tap “Carry it out” on the plan to have me do it."
+                    if offered
+                    else "To have me carry it out, send the request again and ask me to do it."
+                ),
             )
+        await self._show(event.channel, event.chat_id, plan_card(plan, will_execute=True))
         reports = await self._steps.run(quest, SYSTEM, text, plan)
         return await self._summarise(quest, text, plan, reports)
 
@@ -158,9 +165,62 @@ class Agent:
         completion = await quest.complete(request, "final_answer")
         return parse_final(completion.text) or FinalAnswer(response_to_user=fallback.strip())
 
-    async def _show(self, event: Inbound, card: Card) -> None:
+    async def carry_out(self, ctx: PressContext) -> Card | None:
+        """The plan card's button: run the plan the owner read, step by step, then answer."""
+        channel, chat_id = ctx.event.channel, ctx.event.chat_id
+        try:
+            plan = PlanArtifact.model_validate(ctx.payload["plan"])
+            text = str(ctx.payload["text"])
+        except (KeyError, ValidationError):
+            await self._show(channel, chat_id, Card(CardKind.REPLY, "That plan can't be run"))
+            return None
+        if not self._features.enabled("AGENT"):
+            await self._show(
+                channel, chat_id, Card(CardKind.REPLY, "Agent switched off", AGENT_OFF)
+            )
+            return None
+        await self._bus.update(ctx.card_id, plan_card(plan, will_execute=True))
+        trail = Trail(self._ledger, ctx.receipt_id)
+        trail.root = trail.record(
+            "agent_request",
+            channel,
+            inputs={"text": text[:2000], "plan_card": ctx.card_id},
+            parent_id=ctx.receipt_id,
+        )
+        quest = self._quest(channel, chat_id, trail)
+        try:
+            reports = await self._steps.run(quest, SYSTEM, text, plan)
+            answer = await self._summarise(quest, text, plan, reports)
+        except ProviderUnavailable as exc:
+            card = await self._gate.outage(quest, exc)
+        else:
+            card, _ = await self._gate.reply(quest, answer)
+        await self._show(channel, chat_id, card)
+        return None
+
+    def _quest(self, channel: str, chat_id: str, trail: Trail) -> Quest:
+        return Quest(
+            self._router,
+            trail,
+            channel,
+            typing=lambda: self._bus.typing(channel, chat_id),
+            limits=self._limits,
+            deep=self._features.enabled("DEEP_REASONING_LOOP"),
+        )
+
+    async def _offer(self, event: Inbound, plan: PlanArtifact, text: str) -> bool:
+        """Show a plan that was only asked for, with a button that carries it out."""
+        card = plan_card(plan, will_execute=False)
+        if self._tokens is not None:
+            payload = {"text": text[:4000], "plan": plan.model_dump(mode="json")}
+            token = await self._tokens.issue(CARRY_OUT, payload, card.correlation_id, OFFER_TTL)
+            card = replace(card, buttons=(Button("Carry it out", token),))
+        await self._show(event.channel, event.chat_id, card)
+        return self._tokens is not None
+
+    async def _show(self, channel: str, chat_id: str, card: Card) -> None:
         with contextlib.suppress(DeliveryFailed):  # the final reply still says what happened
-            await self._bus.send(event.channel, event.chat_id, card)
+            await self._bus.send(channel, chat_id, card)
 
 
 def _limit_answer(quest: Quest) -> FinalAnswer:

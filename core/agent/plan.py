@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.events import Card, CardKind
+from core.events import Button, Card, CardKind
 
 MAX_STEPS = 8
 
@@ -38,7 +38,7 @@ def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
 
-def plan_card(plan: PlanArtifact, *, will_execute: bool) -> Card:
+def plan_card(plan: PlanArtifact, *, will_execute: bool, buttons: tuple[Button, ...] = ()) -> Card:
     """The plan as the owner reads it on a phone."""
     steps = "\n".join(f"{n}. {step}" for n, step in enumerate(plan.plan_steps, 1))
     parts = [plan.goal, f"Steps:\n{steps}"]
@@ -53,4 +53,5 @@ def plan_card(plan: PlanArtifact, *, will_execute: bool) -> Card:
         fields.append(("Now", "carrying it out; anything irreversible asks you first"))
     elif plan.next_action:
         fields.append(("Next", plan.next_action))
-    return Card(CardKind.NOTICE, "Plan", "\n\n".join(parts), fields=tuple(fields))
+    body = "\n\n".join(parts)
+    return Card(CardKind.NOTICE, "Plan", body, fields=tuple(fields), buttons=buttons)

@@ -9,6 +9,7 @@ from core.agent.quest import AgentLimits
 from core.events import CardKind
 from core.llm.types import Completion, CompletionRequest, Lane, Role
 from tests.core.agent.stage import Stage, stage
+from tests.fakes.owner import tap
 from tests.fakes.scripted_model import call, final, text
 
 PLAN = {
@@ -90,13 +91,55 @@ async def test_a_plan_request_gets_the_plan_and_nothing_runs(lancelot: Stage) ->
     router = lancelot.model(text(json.dumps(PLAN)))
     plan = await lancelot.say("what would be a good plan to organise my notes?")
     assert plan.title == "Plan"
+    assert [b.label for b in plan.buttons] == ["Carry it out"]
     reply = await lancelot.next_card()
     assert "nothing has been done yet" in reply.body
+    assert "Tap “Carry it out”" in dict(reply.fields).get("Next", reply.body)
     assert await lancelot.receipts("tool_run") == []
     (plan_receipt,) = await lancelot.receipts("plan")
     assert plan_receipt.decoded("outputs")["goal"] == PLAN["goal"]
     assert router.calls[0].request.json_schema is not None
     assert router.calls[0].request.messages[0].role is Role.SYSTEM
+
+
+async def test_the_plan_card_carries_the_plan_out_when_tapped(lancelot: Stage) -> None:
+    router = lancelot.model(
+        text(json.dumps(PLAN)),
+        # the tap: each step, then the final answer
+        call("run_command", command="mkdir /workspace/notes"),
+        text("Created the folder."),
+        strict_verifier,
+        call("run_command", command="touch /workspace/notes/README"),
+        text("Created the readme."),
+        strict_verifier,
+        final(
+            "Your notes folder is ready with a README.",
+            [
+                ("run_command", "mkdir /workspace/notes"),
+                ("run_command", "touch /workspace/notes/README"),
+            ],
+        ),
+    )
+    plan = await lancelot.say("what would be a good plan for a notes folder with a readme?")
+    await lancelot.next_card()  # "That is the plan; nothing has been done yet."
+    assert not (lancelot.workspace / "notes").exists()
+    edited = await tap(lancelot.app, lancelot.phone, plan, "Carry it out")
+    assert edited is not None
+    assert edited.buttons == ()
+    assert dict(edited.fields)["Now"].startswith("carrying it out")
+    reply = await lancelot.next_card()
+    assert reply.title == "Done"
+    assert (lancelot.workspace / "notes" / "README").exists()
+    assert [v.action_name for v in await lancelot.receipts("verify")] == ["passed", "passed"]
+    (press,) = await lancelot.receipts("button")
+    requests = await lancelot.receipts("agent_request")
+    assert requests[-1].parent_id == press.id
+    assert router.left() == 0
+    # The plan ran once: a second tap on the same card is refused.
+    await tap(lancelot.app, lancelot.phone, plan, "Carry it out")
+    refused = await lancelot.next_card()
+    assert refused.title == "Button not accepted"
+    assert len(await lancelot.receipts("tool_run")) == 2
 
 
 async def test_the_deep_loop_thinks_before_it_plans(tmp_path: Path) -> None:
