@@ -196,6 +196,9 @@ class Orchestrator:
             await self._answer(event, reply("Button not accepted", exc.user_message))
             return
         await self._bus.answer_press(event, accepted=True)
+        if card_id is None and event.message_ref is not None:
+            # A card from before a restart: the message pressed is a copy of it to edit.
+            self._bus.remember(grant.card_id, event.message_ref)
         handler = self._commands.press_handler(grant.action)
         press = Receipt(
             action_type="button",

@@ -10,6 +10,7 @@ from bot.app import Lancelot
 from core.events import CardKind
 from tests.fakes.calendar import CalendarClock, utc
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import tap
 from tests.fakes.scheduled_app import receipts, scheduled_app, write_jobs
 
 JOBS = """
@@ -96,3 +97,25 @@ async def test_a_spell_that_healed_while_down_gets_one_recovery_notice(tmp_path:
             await second.health.tick()
         assert _alerts(phone) == [DEGRADED, RECOVERED]
         assert await _kinds(second) == ["health_degraded", "health_recovered"]
+
+
+async def test_the_alert_cards_buttons_work_after_a_restart(tmp_path: Path) -> None:
+    home, jobs = tmp_path / "home", write_jobs(tmp_path / "jobs.yaml", JOBS)
+    clock = CalendarClock(utc(2026, 11, 23, 9, 0))
+    phone = MemoryChannel()
+    widget = Switch()
+    async with scheduled_app(home, clock, jobs, channels=(phone,)) as first:
+        first.health.register("widget", widget)
+        await first.health.tick()
+        widget.reason = "widget: stuck"
+        await first.health.tick()
+    (card,) = [c for _, c in phone.delivered if c.kind is CardKind.ALERT]
+
+    async with scheduled_app(home, clock, jobs, channels=(phone,)) as second:
+        second.health.register("widget", widget)
+        await second.health.tick()
+        edited = await tap(second, phone, card, "Acknowledge")
+        assert edited is not None
+        assert "Acknowledged by the owner." in edited.body
+        assert "widget: stuck" in edited.body
+        assert edited.buttons == ()
