@@ -66,7 +66,7 @@ class DigestService:
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
         runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
         data = await collect(self.ledger, self.state, since, until, runs)
-        card = digest_card(data, card_id, await self._buttons(card_id))
+        card = digest_card(data, card_id, await self._buttons(card_id, data))
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)
         await self.store.set_mark(MARK, max(until, since))
@@ -85,7 +85,7 @@ class DigestService:
         while len(self._cards) > KEPT_CARDS:
             self._cards.popitem(last=False)
 
-    async def _buttons(self, card_id: str) -> tuple[Button, ...]:
+    async def _buttons(self, card_id: str, data: DigestData) -> tuple[Button, ...]:
         buttons = []
         if self.viewer is not None:
             link = await self.viewer.issue_link()
@@ -94,22 +94,39 @@ class DigestService:
             ("Show failures", "digest.failures"),
             ("Pending approvals", "digest.approvals"),
         ):
-            token = await self.tokens.issue(action, {}, card_id, ttl=7 * 86400)
+            # The period goes with the token: after a restart the digest is collected again.
+            period = {"since": data.since, "until": data.until}
+            token = await self.tokens.issue(action, period, card_id, ttl=7 * 86400)
             buttons.append(Button(label, token))
         return tuple(buttons)
 
+    async def _data(self, ctx: PressContext) -> DigestData | None:
+        """The pressed digest's data: kept since it was sent, or collected again for its
+        period (a restart since, or an old card)."""
+        data = self._cards.get(ctx.card_id)
+        if data is not None:
+            return data
+        try:
+            since, until = float(ctx.payload["since"]), float(ctx.payload["until"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
+        data = await collect(self.ledger, self.state, since, until, runs)
+        self._keep(ctx.card_id, data)
+        return data
+
     async def _again(self, ctx: PressContext) -> Card | None:
         """The digest card with fresh buttons (a press spends every token of its card)."""
-        data = self._cards.get(ctx.card_id)
+        data = await self._data(ctx)
         if data is None:
             return None
-        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id))
+        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id, data))
 
     async def _reply(self, ctx: PressContext, card: Card) -> None:
         await self.bus.send(ctx.event.channel, ctx.event.chat_id, card)
 
     async def _show_failures(self, ctx: PressContext) -> Card | None:
-        data = self._cards.get(ctx.card_id)
+        data = await self._data(ctx)
         if data is None:
             await self._reply(ctx, Card(kind=CardKind.REPLY, title="That digest is too old"))
             return None

@@ -113,6 +113,26 @@ async def test_digest_after_a_scripted_day(tmp_path: Path) -> None:
         assert dict(latest.fields)["Actions by tier"] == "none"
 
 
+async def test_digest_buttons_still_answer_after_a_restart(tmp_path: Path) -> None:
+    clock = CalendarClock(time.time())
+    phone = MemoryChannel()
+    jobs, home = write_jobs(tmp_path / "jobs.yaml", JOBS), tmp_path / "home"
+    async with scheduled_app(home, clock, jobs, channels=(phone,)) as app:
+        for receipt in _day_of_activity(clock.time()):
+            app.ledger.append(receipt)
+        clock.set(datetime.fromtimestamp(_next_eight(clock.time()) + 1, UTC))
+        assert await scheduler(app).run_pending() == 1
+    digest = next(c for _, c in phone.delivered if c.kind is CardKind.DIGEST)
+
+    async with scheduled_app(home, clock, jobs, channels=(phone,)) as app:
+        again = await tap(app, phone, digest, "Show failures")
+        failures = [c for _, c in phone.delivered if c.title == "Failures since the last digest"]
+        assert failures[0].body == "- tool_run/shell: exit code 1"
+        assert again is not None
+        assert dict(again.fields)["Failures"] == "1"
+        assert [b.label for b in again.buttons][-2:] == ["Show failures", "Pending approvals"]
+
+
 class Flaky:
     """A channel that is down until told otherwise; message ids come from the platform."""
 
