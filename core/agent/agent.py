@@ -77,11 +77,8 @@ class Agent:
         if not self._features.enabled("AGENT"):
             return Card(CardKind.REPLY, "Agent switched off", AGENT_OFF)
         started = time.perf_counter()
-        trail = Trail(self._ledger, receipt_id)
-        trail.root = trail.record(
-            "agent_request", event.channel, inputs={"text": text[:2000]}, parent_id=receipt_id
-        )
-        quest = self._quest(event.channel, event.chat_id, trail)
+        quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
+        trail = quest.trail
         offline = not self._router.has_flagship()
         # Offline, the label only matters when the local model may answer (see answer_offline).
         found = await self._classifier.classify(
@@ -180,14 +177,8 @@ class Agent:
             )
             return None
         await self._bus.update(ctx.card_id, plan_card(plan, will_execute=True))
-        trail = Trail(self._ledger, ctx.receipt_id)
-        trail.root = trail.record(
-            "agent_request",
-            channel,
-            inputs={"text": text[:2000], "plan_card": ctx.card_id},
-            parent_id=ctx.receipt_id,
-        )
-        quest = self._quest(channel, chat_id, trail)
+        inputs = {"text": text[:2000], "plan_card": ctx.card_id}
+        quest = self._start(channel, chat_id, ctx.receipt_id, inputs)
         try:
             reports = await self._steps.run(quest, SYSTEM, text, plan)
             answer = await self._summarise(quest, text, plan, reports)
@@ -198,7 +189,10 @@ class Agent:
         await self._show(channel, chat_id, card)
         return None
 
-    def _quest(self, channel: str, chat_id: str, trail: Trail) -> Quest:
+    def _start(self, channel: str, chat_id: str, parent_id: str, inputs: dict[str, str]) -> Quest:
+        """A request's quest, its receipts hung under an agent_request under `parent_id`."""
+        trail = Trail(self._ledger, parent_id)
+        trail.root = trail.record("agent_request", channel, inputs=inputs, parent_id=parent_id)
         return Quest(
             self._router,
             trail,

@@ -64,8 +64,7 @@ class DigestService:
         """Build the digest for (last one, until] and broadcast it under a key of its own, so
         a retry or a restart re-sends the same card at most once per chat."""
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
-        runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
-        data = await collect(self.ledger, self.state, since, until, runs)
+        data = await self._collect(since, until)
         card = digest_card(data, card_id, await self._buttons(card_id, data))
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)
@@ -110,10 +109,13 @@ class DigestService:
             since, until = float(ctx.payload["since"]), float(ctx.payload["until"])
         except (KeyError, TypeError, ValueError):
             return None
-        runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
-        data = await collect(self.ledger, self.state, since, until, runs)
+        data = await self._collect(since, until)
         self._keep(ctx.card_id, data)
         return data
+
+    async def _collect(self, since: float, until: float) -> DigestData:
+        runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
+        return await collect(self.ledger, self.state, since, until, runs)
 
     async def _again(self, ctx: PressContext) -> Card | None:
         """The digest card with fresh buttons (a press spends every token of its card)."""

@@ -72,11 +72,13 @@ def _text(value: object) -> str | None:
 
 
 def _as_repr(value: object) -> str | None:
+    if value is None:
+        return None
     try:
         text = repr(value)
     except Exception:  # a repr that fails, or nesting too deep to print
         text = f"<unprintable {type(value).__name__}>"
-    return None if value is None else _text(text[:SALVAGE_LIMIT])
+    return _text(text[:SALVAGE_LIMIT])
 
 
 def _ledger_row(redactor: Redactor, receipt: Receipt, seq: int, prev_hash: str) -> Row:

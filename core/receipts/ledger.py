@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -255,9 +254,8 @@ class SqliteLedger:
             pass
         # Another writer took our next seq, or a receipt was appended twice: it is stored
         # once, and the repeat stands for the stored copy. Once more, after the file's head.
-        ids = json.dumps([r.id for r in receipts])
-        sql = f"SELECT {COLUMNS} FROM receipts WHERE id IN (SELECT value FROM json_each(?))"
-        known = {row[ID]: row for row in await self._reader.rows(sql, [ids])}
+        stored = await self._reader.rows_by_ids([r.id for r in receipts])
+        known = {row[ID]: row for row in stored}
         fresh: dict[str, Receipt] = {}
         for receipt in receipts:
             if receipt.id not in known:

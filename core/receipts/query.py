@@ -38,6 +38,11 @@ def by_seqs_sql(columns: str) -> str:
     )
 
 
+def by_ids_sql(columns: str) -> str:
+    """Receipts whose ids are in a JSON array (the one parameter)."""
+    return f"SELECT {columns} FROM receipts WHERE id IN (SELECT value FROM json_each(?))"
+
+
 def passing_sql(query: ReceiptQuery) -> str:
     """Which of the seqs in a JSON array (the first parameter) pass the filters; answered
     from the filter's own index, without reading the receipts."""

@@ -15,7 +15,14 @@ import aiosqlite
 from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
 from core.receipts.chain import Row
 from core.receipts.model import GENESIS_HASH, StoredReceipt
-from core.receipts.query import by_seqs_sql, filters, page_sql, passing_range_sql, passing_sql
+from core.receipts.query import (
+    by_ids_sql,
+    by_seqs_sql,
+    filters,
+    page_sql,
+    passing_range_sql,
+    passing_sql,
+)
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex, fts_expression
 
@@ -77,6 +84,10 @@ class LedgerReader:
         async with self._conn().execute(sql, params) as cur:
             row = await cur.fetchone()
         return row[0] if row else None
+
+    async def rows_by_ids(self, ids: Sequence[str]) -> list[Row]:
+        """The stored rows of the receipts with these ids (those that exist), in no order."""
+        return await self.rows(by_ids_sql(COLUMNS), [json.dumps(list(ids))])
 
     async def get(self, receipt_id: str) -> StoredReceipt | None:
         """One receipt by id."""

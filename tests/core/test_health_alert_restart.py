@@ -42,6 +42,17 @@ async def _kinds(app: Lancelot) -> list[str]:
     return [kind for _, kind in sorted(found)]
 
 
+async def _run_into_trouble(
+    home: Path, clock: CalendarClock, jobs: Path, phone: MemoryChannel, widget: Switch
+) -> None:
+    """A first run: healthy, then the widget gets stuck (one alert), then it stops."""
+    async with scheduled_app(home, clock, jobs, channels=(phone,)) as first:
+        first.health.register("widget", widget)
+        await first.health.tick()
+        widget.reason = "widget: stuck"
+        await first.health.tick()
+
+
 async def test_a_restart_while_degraded_neither_repeats_nor_loses_an_alert(
     tmp_path: Path,
 ) -> None:
@@ -49,12 +60,8 @@ async def test_a_restart_while_degraded_neither_repeats_nor_loses_an_alert(
     clock = CalendarClock(utc(2026, 11, 23, 9, 0))
     phone = MemoryChannel()  # the owner's phone outlives Lancelot's process
     widget = Switch()
-    async with scheduled_app(home, clock, jobs, channels=(phone,)) as first:
-        first.health.register("widget", widget)
-        await first.health.tick()
-        widget.reason = "widget: stuck"
-        await first.health.tick()
-        assert _alerts(phone) == [DEGRADED]
+    await _run_into_trouble(home, clock, jobs, phone, widget)
+    assert _alerts(phone) == [DEGRADED]
 
     clock.advance(300)  # down for five minutes, still degraded when it comes back
     async with scheduled_app(home, clock, jobs, channels=(phone,)) as second:
@@ -104,11 +111,7 @@ async def test_the_alert_cards_buttons_work_after_a_restart(tmp_path: Path) -> N
     clock = CalendarClock(utc(2026, 11, 23, 9, 0))
     phone = MemoryChannel()
     widget = Switch()
-    async with scheduled_app(home, clock, jobs, channels=(phone,)) as first:
-        first.health.register("widget", widget)
-        await first.health.tick()
-        widget.reason = "widget: stuck"
-        await first.health.tick()
+    await _run_into_trouble(home, clock, jobs, phone, widget)
     (card,) = [c for _, c in phone.delivered if c.kind is CardKind.ALERT]
 
     async with scheduled_app(home, clock, jobs, channels=(phone,)) as second:

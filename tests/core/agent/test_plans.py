@@ -32,22 +32,28 @@ def strict_verifier(request: CompletionRequest) -> Completion:
     return text(json.dumps({"passed": passed, "reason": reason}))
 
 
+# PLAN carried out: each step, its summary and its check, then the final answer.
+CARRY_OUT_PLAN = (
+    call("run_command", command="mkdir /workspace/notes"),
+    text("Created the folder."),
+    strict_verifier,
+    call("run_command", command="touch /workspace/notes/README"),
+    text("Created the readme."),
+    strict_verifier,
+    final(
+        "Your notes folder is ready with a README.",
+        [
+            ("run_command", "mkdir /workspace/notes"),
+            ("run_command", "touch /workspace/notes/README"),
+        ],
+    ),
+)
+
+
 async def test_a_complex_request_shows_a_plan_then_runs_verified_steps(lancelot: Stage) -> None:
     router = lancelot.model(
         text(json.dumps(PLAN)),
-        call("run_command", command="mkdir /workspace/notes"),
-        text("Created the folder."),
-        strict_verifier,
-        call("run_command", command="touch /workspace/notes/README"),
-        text("Created the readme."),
-        strict_verifier,
-        final(
-            "Your notes folder is ready with a README.",
-            [
-                ("run_command", "mkdir /workspace/notes"),
-                ("run_command", "touch /workspace/notes/README"),
-            ],
-        ),
+        *CARRY_OUT_PLAN,
     )
     plan = await lancelot.say("plan and then create a notes folder with a readme")
     assert plan.kind is CardKind.NOTICE
@@ -105,20 +111,7 @@ async def test_a_plan_request_gets_the_plan_and_nothing_runs(lancelot: Stage) ->
 async def test_the_plan_card_carries_the_plan_out_when_tapped(lancelot: Stage) -> None:
     router = lancelot.model(
         text(json.dumps(PLAN)),
-        # the tap: each step, then the final answer
-        call("run_command", command="mkdir /workspace/notes"),
-        text("Created the folder."),
-        strict_verifier,
-        call("run_command", command="touch /workspace/notes/README"),
-        text("Created the readme."),
-        strict_verifier,
-        final(
-            "Your notes folder is ready with a README.",
-            [
-                ("run_command", "mkdir /workspace/notes"),
-                ("run_command", "touch /workspace/notes/README"),
-            ],
-        ),
+        *CARRY_OUT_PLAN,  # on the tap
     )
     plan = await lancelot.say("what would be a good plan for a notes folder with a readme?")
     await lancelot.next_card()  # "That is the plan; nothing has been done yet."
