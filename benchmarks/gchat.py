@@ -35,8 +35,8 @@ from bot.gchat import attach_gchat, gchat_endpoint, render
 from bot.gchat.certs import CertCache
 from bot.gchat.verify import RequestVerifier
 from core.config import load_settings
+from core.delivery.outbox import DeliveryPolicy
 from core.events import Card, CardKind
-from core.outbox import DeliveryPolicy
 from tests.fakes.gchat import ChatUser, FakeGoogle, SigningKey, chat_claims
 
 PROJECT = "123456789012"

@@ -24,7 +24,7 @@ import aiohttp
 from aiohttp import web
 
 from bot.web import SESSION_COOKIE, build_web_app
-from core.health import HealthMonitor
+from core.health.snapshot import HealthMonitor
 from core.receipts import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus

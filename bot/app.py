@@ -21,19 +21,19 @@ from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
-from core.alerts import HealthAlerts
-from core.basic_commands import VERSION, BasicCommands
 from core.bus import Bus
 from core.channel import Channel
 from core.clock import Clock
-from core.commands import CommandRegistry
+from core.commands.basic import VERSION, BasicCommands
+from core.commands.registry import CommandRegistry
 from core.config import Settings
+from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.errors import StorageError
 from core.features import FeatureFlags
-from core.health import HealthMonitor
+from core.health.alerts import HealthAlerts
+from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.orchestrator import Orchestrator
-from core.outbox import DeliveryPolicy, Outbox
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.scheduler import Scheduler

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.sandbox import add_shell_providers
 from bot.tools import build_tool_router
-from core.commands import CommandRegistry
+from core.commands.registry import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalStore
@@ -18,7 +18,7 @@ from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
-from core.soul_commands import SoulCommands, SoulKeeper
+from core.governance.soul_commands import SoulCommands, SoulKeeper
 from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore

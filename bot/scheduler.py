@@ -7,13 +7,13 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from core.alert_state import AlertStateStore
-from core.alerts import HealthAlerts
 from core.clock import Clock, SystemWallClock, WallClock
 from core.digest.service import DigestService
-from core.health import LOCAL_MODEL_CHECK
-from core.health_card import register_health_command
-from core.health_checks import delivery_check, disk_check, scheduler_check
+from core.health.alert_state import AlertStateStore
+from core.health.alerts import HealthAlerts
+from core.health.card import register_health_command
+from core.health.checks import delivery_check, disk_check, scheduler_check
+from core.health.snapshot import LOCAL_MODEL_CHECK
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.commands import JobCommands

@@ -12,7 +12,7 @@ from core.errors import DeliveryDeferred, DeliveryFailed, LancelotError
 from core.events import ButtonPress, Card, Inbound, MessageRef
 
 if TYPE_CHECKING:
-    from core.outbox import Outbox
+    from core.delivery.outbox import Outbox
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import logging
 import time
 
 from core.bus import Bus
-from core.commands import (
+from core.commands.registry import (
     CommandContext,
     CommandHandler,
     CommandRegistry,

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from bot.web.receipts import ReceiptViews
-from core.health import HealthMonitor
+from core.health.snapshot import HealthMonitor
 from core.receipts import ReceiptStore
 from core.security.viewer_access import ViewerAccess
 

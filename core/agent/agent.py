@@ -21,7 +21,7 @@ from core.agent.steps import PlanError, StepReport, StepRunner, make_plan
 from core.agent.tools import ToolTable
 from core.agent.trail import Trail
 from core.bus import Bus
-from core.commands import PressContext
+from core.commands.registry import PressContext
 from core.errors import DeliveryFailed, ProviderUnavailable
 from core.events import Button, Card, CardKind, Inbound
 from core.features import FeatureFlags

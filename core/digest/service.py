@@ -11,7 +11,7 @@ import aiosqlite
 
 from core.bus import Bus
 from core.clock import WallClock
-from core.commands import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.digest.card import digest_card, failures_card
 from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind

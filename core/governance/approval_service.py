@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Self
 
 from core.bus import Bus
-from core.commands import PressContext
+from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.action import ToolAction
 from core.governance.approval_cards import clock_text, outcome_card, pending_card

@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.commands import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry
 from core.errors import PolicyDenied
 from core.events import Card, CardKind
 from core.governance.action import ToolAction

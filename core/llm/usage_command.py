@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.commands import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Card, CardKind
 from core.llm.types import Lane
 from core.llm.usage import LaneUsage, UsageBook

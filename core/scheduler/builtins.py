@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import aiosqlite
 
-from core.health import HealthMonitor
-from core.outbox import Outbox
+from core.delivery.outbox import Outbox
+from core.health.snapshot import HealthMonitor
 from core.scheduler.execution import JobContext, Unchanged
 from core.scheduler.store import SchedulerStore
 from core.security.tokens import ActionTokens

@@ -7,7 +7,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from core.commands import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import PermanentError
 from core.events import Button, Card, CardKind
 from core.security.tokens import ActionTokens

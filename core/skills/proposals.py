@@ -11,7 +11,7 @@ from pathlib import Path
 import aiosqlite
 
 from core.bus import Bus
-from core.commands import PressContext
+from core.commands.registry import PressContext
 from core.errors import PermanentError
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore

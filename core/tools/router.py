@@ -14,7 +14,7 @@ from core.tools.base import CommandRunner, ToolResult
 
 log = logging.getLogger(__name__)
 
-# None when healthy, else a short reason (safe to show), like core.health's checks.
+# None when healthy, else a short reason (safe to show), like core.health.snapshot's checks.
 ProviderHealth = Callable[[], Awaitable[str | None]]
 
 HEALTH_TIMEOUT = 2.0

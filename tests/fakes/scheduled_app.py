@@ -10,8 +10,8 @@ from pathlib import Path
 from bot.app import Lancelot, assemble
 from core.channel import Channel
 from core.config import load_settings
+from core.delivery.outbox import DeliveryPolicy
 from core.features import FeatureFlags
-from core.outbox import DeliveryPolicy
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from core.scheduler import JobRunner, Scheduler

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.commands import PressContext
+from core.commands.registry import PressContext
 from core.events import Button, Card, CardKind
 from tests.fakes.gchat import FakeGoogle, texts
 from tests.fakes.gchat.user import Format

@@ -14,8 +14,8 @@ from bot.app import Lancelot, assemble
 from bot.telegram import TelegramChannel, TelegramTuning, attach_telegram, webhook_endpoint
 from core.clock import Clock
 from core.config import Settings, load_settings
+from core.delivery.outbox import DeliveryPolicy
 from core.events import Button, Card, CardKind
-from core.outbox import DeliveryPolicy
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram, SentMessage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.commands import PressContext
+from core.commands.registry import PressContext
 from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 
-from core.commands import CommandContext
+from core.commands.registry import CommandContext
 from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram.html_check import format_text

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from core.delivery.outbox import DeliveryPolicy
 from core.errors import DeliveryDeferred, DeliveryFailed
 from core.events import Card, CardKind
-from core.outbox import DeliveryPolicy
 from tests.fakes.clock import LeapingClock
 from tests.fakes.telegram import FakeTelegram
 

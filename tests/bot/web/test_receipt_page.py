@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from bot.web import SESSION_COOKIE, build_web_app
-from core.health import HealthMonitor
+from core.health.snapshot import HealthMonitor
 from core.receipts import reader
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus

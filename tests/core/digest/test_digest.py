@@ -11,10 +11,10 @@ from pathlib import Path
 
 import aiohttp
 
+from core.delivery.store import OutboxState
 from core.digest.collect import ledger_time
 from core.errors import DeliveryFailed
 from core.events import Card, CardKind, Inbound, MessageRef
-from core.outbox_store import OutboxState
 from core.receipts.model import Receipt, ReceiptStatus
 from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel

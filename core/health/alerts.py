@@ -10,13 +10,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.alert_state import AlertStateStore, SavedAlerts, SavedSpell
 from core.bus import Bus
 from core.clock import WallClock
-from core.commands import CommandRegistry, PressContext
+from core.commands.registry import CommandRegistry, PressContext
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind
-from core.health import HealthSnapshot
+from core.health.alert_state import AlertStateStore, SavedAlerts, SavedSpell
+from core.health.snapshot import HealthSnapshot
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.scheduler.receipts import iso

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.pacing import LanePacing, TokenBucket
+from core.delivery.pacing import LanePacing, TokenBucket
 from tests.fakes.clock import LeapingClock
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from core.bus import Bus
+from core.delivery.outbox import DeliveryPolicy, Outbox
+from core.delivery.store import OutboxState
 from core.errors import DeliveryDeferred, DeliveryFailed, DeliveryRejected
 from core.events import Button, Card, CardKind, MessageRef
-from core.outbox import DeliveryPolicy, Outbox
-from core.outbox_store import OutboxState
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.state import open_state_db

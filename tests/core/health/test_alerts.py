@@ -132,7 +132,7 @@ async def test_dead_channel_alert_goes_to_the_other_channel(
         await app.health.tick()
         assert _alerts(telegram) == ["Recovered: every health check passes"]
     alone = MemoryChannel("telegram")
-    with caplog.at_level(logging.WARNING, logger="core.alerts"):
+    with caplog.at_level(logging.WARNING, logger="core.health.alerts"):
         async with scheduled_app(tmp_path / "home2", clock, jobs, channels=(alone,)) as app:
             app.health.register("telegram", watchdog)
             watchdog.reason = "telegram: no updates received for 300 s"

@@ -29,7 +29,9 @@ import aiosqlite
 
 from core.channel import Channel, PartedChannel
 from core.clock import Clock, SystemClock
-from core.delivery import DeliveryPolicy, failure_receipt, let_finish
+from core.delivery.pacing import LanePacing
+from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
+from core.delivery.store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
 from core.errors import (
     DeliveryDeferred,
     DeliveryFailed,
@@ -39,8 +41,6 @@ from core.errors import (
     TransientError,
 )
 from core.events import Card, MessageRef
-from core.outbox_store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
-from core.pacing import LanePacing
 from core.receipts.base import ReceiptStore
 
 __all__ = ["DeliveryPolicy", "OnDelivered", "Outbox"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from core.health import HealthCheck
+from core.health.snapshot import HealthCheck
 from core.scheduler.engine import Scheduler
 
 STUCK_AFTER = 300.0  # seconds a card may wait, failing, before its channel counts as down

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from core.commands import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.bus import Bus
-from core.commands import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Button, Card, CardKind
 from core.features import FeatureFlags
-from core.health import HealthMonitor
+from core.health.snapshot import HealthMonitor
 from core.receipts.base import ReceiptQuery, ReceiptStore
 from core.security.viewer_access import ViewerAccess
 

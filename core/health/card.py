@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.commands import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Card, CardKind
-from core.health import HealthMonitor
+from core.health.snapshot import HealthMonitor
 from core.scheduler.receipts import iso
 
 

@@ -7,7 +7,7 @@ import contextlib
 import random
 from dataclasses import dataclass
 
-from core.outbox_store import OutboxRow
+from core.delivery.store import OutboxRow
 from core.receipts.model import Receipt, ReceiptStatus
 
 

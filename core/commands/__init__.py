@@ -1,0 +1,1 @@
+"""Chat commands: the registry the orchestrator dispatches through, and the basic commands."""

@@ -1,0 +1,1 @@
+"""Delivery: the outbox, its store, per-chat pacing and the retry policy."""
