@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.capability import CapabilityTokens
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import FileOps
 from core.tools.workspace import Workspace
 

@@ -11,9 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
 from core.governance.policy import PolicyEngine
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from soul import SHIPPED_VERSIONS_DIR, SoulStore
 
 

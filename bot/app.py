@@ -36,10 +36,10 @@ from core.llm.types import ModelRouter
 from core.orchestrator import Orchestrator
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
+from core.receipts.redaction import Redactor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
 from core.security.ratelimit import SlidingWindowLimiter
-from core.security.redaction import Redactor
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess

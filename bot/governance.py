@@ -12,13 +12,13 @@ from core.commands.registry import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalStore
-from core.governance.capability import CapabilityTokens
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
+from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore

@@ -6,7 +6,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 
 class RedactingFormatter(logging.Formatter):

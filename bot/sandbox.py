@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from bot.tools import HOST_SHELL_PRIORITY, SANDBOX_PRIORITY, SHELL
 from core.config import Settings
-from core.governance.capability import CapabilityTokens
+from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits
 from core.tools.workspace import Workspace

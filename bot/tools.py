@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from core.config import Settings
 from core.features import FeatureFlags
-from core.governance.capability import CapabilityTokens
 from core.tools import deploy_ops, file_ops, repo_ops, ui_builder, web_ops
+from core.tools.capability import CapabilityTokens
 from core.tools.deploy_ops import DeployOps
 from core.tools.file_ops import FileOps
 from core.tools.repo_ops import RepoOps

@@ -8,9 +8,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from core.governance.action import ToolAction
 from core.governance.commands import SHELL, shell_action
 from core.llm.types import ToolSpec
+from core.tools.action import ToolAction
 from core.tools.workspace import Workspace
 
 MAX_ERRORS = 5

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core.agent.tools import AgentTool, ToolTable, run_command_tool
-from core.governance.action import ToolAction
 from core.llm.types import ToolSpec
+from core.tools.action import ToolAction
 from core.tools.file_ops import file_action
 from core.tools.workspace import Workspace
 

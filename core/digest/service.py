@@ -155,7 +155,7 @@ class DigestService:
 
 
 def _describe(action_json: str) -> str:
-    from core.governance.action import ToolAction
+    from core.tools.action import ToolAction
 
     try:
         return ToolAction.from_json(action_json).describe()[:200]

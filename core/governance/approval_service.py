@@ -15,7 +15,6 @@ from typing import Self
 from core.bus import Bus
 from core.commands.registry import PressContext
 from core.events import Button, Card
-from core.governance.action import ToolAction
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.execution import Executor
@@ -24,6 +23,7 @@ from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.tokens import ActionTokens
+from core.tools.action import ToolAction
 
 log = logging.getLogger(__name__)
 

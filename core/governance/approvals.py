@@ -12,7 +12,7 @@ from enum import StrEnum
 import aiosqlite
 
 from core.events import MessageRef
-from core.governance.action import ToolAction
+from core.tools.action import ToolAction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (

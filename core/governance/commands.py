@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from core.commands.registry import CommandContext, CommandRegistry
 from core.errors import PolicyDenied
 from core.events import Card, CardKind
-from core.governance.action import ToolAction
 from core.governance.approval_service import DECIDE, ApprovalService
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.tools.action import ToolAction
 from core.tools.workspace import Workspace
 from soul import Soul
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
-from core.governance.action import ToolAction
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
 
 HIGH_RISK = ("T2", "T3")

@@ -6,13 +6,13 @@ import json
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
-from core.governance.action import ToolAction
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalState
 from core.governance.execution import Executor
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt
+from core.tools.action import ToolAction
 
 
 class OutcomeKind(StrEnum):

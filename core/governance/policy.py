@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from soul import Action, Soul, UnparseableCommand, classify, denied_by, needs_approval
 
 CACHE_SIZE = 4096

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import PolicyDenied
-from core.governance.action import ToolAction
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
 from core.tools.workspace import Workspace
 

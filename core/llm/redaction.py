@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.llm.types import CompletionRequest, Message, ToolCall
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # 13-19 digits, optionally grouped by spaces or dashes; kept only if the Luhn check passes.
@@ -48,7 +48,7 @@ def _phone(match: re.Match[str]) -> str:
 
 
 class PiiRedactor:
-    """Deterministic: secrets (core.security.redaction), then emails, IBANs, cards, phones.
+    """Deterministic: secrets (core.receipts.redaction), then emails, IBANs, cards, phones.
 
     Placeholders say what was removed ("[EMAIL]") so the flagship can still reason about
     the text; the local model may help later, but is never needed for this.

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.model import canonical_json as _json
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 log = logging.getLogger(__name__)
 

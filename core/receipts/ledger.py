@@ -16,10 +16,10 @@ from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
 from core.receipts.chain import ID, SEQ, Row
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
+from core.receipts.redaction import Redactor
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 from core.receipts.writer import ChainWriter
-from core.security.redaction import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ import aiosqlite
 from core.errors import StorageError
 from core.receipts.chain import HASH, SEQ, Row, chained_chunks
 from core.receipts.model import GENESIS_HASH, Receipt
+from core.receipts.redaction import Redactor
 from core.receipts.schema import PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
-from core.security.redaction import Redactor
 
 log = logging.getLogger(__name__)
 

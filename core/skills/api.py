@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from core.governance.action import ToolAction
+from core.tools.action import ToolAction
 
 __all__ = ["ActionOutcome", "ActionStatus", "SkillContext", "SkillFailed", "ToolAction"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from core.governance.action import ToolAction
+from core.tools.action import ToolAction
 
 MAX_OUTPUT = 3500
 

@@ -8,9 +8,9 @@ import os
 from collections.abc import Sequence
 
 from core.errors import ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
+from core.tools.capability import CapabilityTokens
 from core.tools.workspace import Workspace
 
 CAPABILITIES = ("deploy",)

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
+from core.tools.capability import CapabilityTokens
 from core.tools.workspace import Workspace
 
 CAPABILITIES = ("file.read", "file.write", "file.list", "file.delete", "file.move")

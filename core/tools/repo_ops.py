@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded, file_digest
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import text_param
 from core.tools.workspace import Workspace
 

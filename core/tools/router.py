@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
 from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
-from core.governance.action import ToolAction
+from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.errors import ToolUnavailable
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
+from core.tools.capability import CapabilityTokens
 from core.tools.workspace import Workspace
 
 SHELL_SYNTAX = re.compile(r"[|;&<>`$]")

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 from core.errors import ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import text_param
 from core.tools.scaffolds import TEMPLATES, render
 from core.tools.workspace import Workspace

@@ -15,9 +15,9 @@ from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import text_param
 
 CAPABILITIES = ("net.request",)

@@ -10,9 +10,9 @@ from types import TracebackType
 from typing import Any
 
 from core.errors import ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.limits import EXEC_ENV, MOUNT, SandboxLimits, command_user
 from core.tools.sandbox.output import OutputSink

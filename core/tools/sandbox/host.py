@@ -9,9 +9,9 @@ import signal
 
 from core.errors import ToolUnavailable
 from core.features import FeatureFlags
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox.output import OutputSink
 from core.tools.workspace import Workspace
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import PolicyDenied
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
 from core.governance.policy import PolicyEngine, Verdict
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from core.tools.safe_repl import SafeRepl
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, SoulStore

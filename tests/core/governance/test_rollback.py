@@ -9,14 +9,14 @@ import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal, touched_paths
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.safe_repl import SafeRepl
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, SoulStore

@@ -19,18 +19,18 @@ from core.config import load_settings
 from core.errors import ToolUnavailable
 from core.events import CardKind
 from core.features import FeatureFlags
-from core.governance.action import ToolAction
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalStore
-from core.governance.capability import CapabilityTokens
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine, Verdict
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import StoredReceipt
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import FileOps
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, SoulStore

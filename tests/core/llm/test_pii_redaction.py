@@ -6,7 +6,7 @@ import pytest
 
 from core.llm.redaction import PiiRedactor
 from core.llm.types import CompletionRequest, Message, Role, ToolCall
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 REDACT = PiiRedactor(Redactor(["known-secret-123"]))
 

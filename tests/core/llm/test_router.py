@@ -21,7 +21,7 @@ from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import StoredReceipt
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 from core.state import open_state_db
 from tests.fakes.llm import FakeOpenAI, Reply
 from tests.fakes.llm.wiring import DEEP, FAST, config_for

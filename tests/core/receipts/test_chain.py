@@ -10,7 +10,7 @@ from typing import Any
 
 from core.receipts.chain import content_json, ledger_row
 from core.receipts.model import Receipt, StoredReceipt, canonical_json
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 
 class Kind(StrEnum):

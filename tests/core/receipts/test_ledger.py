@@ -16,7 +16,7 @@ from core.receipts import chain, reader
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus
-from core.security.redaction import Redactor
+from core.receipts.redaction import Redactor
 
 
 def raw(path: Path) -> sqlite3.Connection:

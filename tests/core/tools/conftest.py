@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.governance.capability import CapabilityTokens
 from core.governance.policy import PolicyEngine
+from core.tools.capability import CapabilityTokens
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulStore
 

@@ -9,9 +9,9 @@ import pytest
 from bot.tools import build_tool_router
 from core.config import load_settings
 from core.features import FeatureFlags
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
 from core.governance.policy import PolicyEngine, Verdict
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from core.tools.workspace import Workspace
 
 ASK = Verdict.NEEDS_APPROVAL

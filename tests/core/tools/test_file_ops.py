@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.capability import CapabilityTokens
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.file_ops import FileOps
 from core.tools.workspace import Workspace
 from tests.core.tools.test_workspace_guard import all_payloads

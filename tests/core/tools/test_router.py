@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 
 

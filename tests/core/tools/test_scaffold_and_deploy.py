@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from core.errors import ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.deploy_ops import DeployOps
 from core.tools.ui_builder import UIBuilder
 from core.tools.workspace import Workspace

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from core.errors import PolicyDenied, ToolFailed
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
 from core.governance.policy import PolicyEngine, Verdict
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 from core.tools.web_ops import WebOps, host_allowed
 from tests.fakes.web_site import FakeSite
 

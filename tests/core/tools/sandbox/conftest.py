@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.governance.capability import CapabilityTokens
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import DockerEngine, DockerSandbox, SandboxLimits, SandboxUnavailable
 from core.tools.sandbox.image import build, exists
 from core.tools.workspace import Workspace

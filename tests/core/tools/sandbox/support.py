@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
 from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
 
 
 async def run(box: Any, capabilities: CapabilityTokens, command: str) -> ToolResult:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.errors import PolicyDenied
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import DockerSandbox
 from core.tools.workspace import Workspace
 

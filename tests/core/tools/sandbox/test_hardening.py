@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from core.governance.capability import CapabilityTokens
 from core.tools.base import MAX_OUTPUT
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import DockerSandbox, SandboxLimits
 from core.tools.workspace import Workspace
 from tests.core.tools.sandbox.support import inspect, run

@@ -10,8 +10,8 @@ import pytest
 
 from core.errors import PolicyDenied, ToolUnavailable
 from core.features import FeatureFlags
-from core.governance.action import ToolAction
-from core.governance.capability import CapabilityTokens
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import HostShell
 from core.tools.workspace import Workspace
 from tests.core.tools.sandbox.support import run

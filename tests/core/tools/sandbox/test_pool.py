@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from core.governance.capability import CapabilityTokens
+from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import DockerEngine, DockerSandbox, SandboxLimits
 from core.tools.workspace import Workspace
 from tests.core.tools.sandbox.support import inspect, run
