@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 
@@ -47,3 +48,8 @@ class SystemWallClock:
     def time(self) -> float:
         """time.time()."""
         return time.time()
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds as an ISO time in UTC."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")

@@ -5,16 +5,38 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from core.bus import Bus
 from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Button, Card, CardKind
 from core.features import FeatureFlags
-from core.health.snapshot import HealthMonitor
 from core.receipts.base import ReceiptQuery, ReceiptStore
 from core.security.viewer_access import ViewerAccess
 
 VERSION = "0.1.0"
+
+
+class HealthState(Protocol):
+    """What /status shows of a health snapshot."""
+
+    @property
+    def ready(self) -> bool:
+        """All checks pass."""
+        ...
+
+    @property
+    def degraded_reasons(self) -> tuple[str, ...]:
+        """Short reasons, one a failing check."""
+        ...
+
+
+class HealthView(Protocol):
+    """Where /status reads health from (core.health.snapshot.HealthMonitor is one)."""
+
+    async def snapshot(self) -> HealthState:
+        """The latest snapshot."""
+        ...
 
 
 def _duration(seconds: float) -> str:
@@ -35,7 +57,7 @@ class BasicCommands:
     registry: CommandRegistry
     bus: Bus
     ledger: ReceiptStore
-    health: HealthMonitor
+    health: HealthView
     features: FeatureFlags
     viewer: ViewerAccess | None
     public_url: str

@@ -12,7 +12,7 @@ import aiosqlite
 
 from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
 from core.receipts.model import StoredReceipt
-from core.scheduler.execution import QUIET_NOTE
+from core.scheduler.job import QUIET_NOTE
 from core.scheduler.store import RunRecord
 
 PAGE = 500

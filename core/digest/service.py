@@ -17,7 +17,7 @@ from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
-from core.scheduler.execution import JobContext
+from core.scheduler.job import JobContext
 from core.scheduler.store import SchedulerStore
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess

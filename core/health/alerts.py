@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.bus import Bus
-from core.clock import WallClock
+from core.clock import WallClock, iso
 from core.commands.registry import CommandRegistry, PressContext
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind
@@ -19,7 +19,6 @@ from core.health.alert_state import AlertStateStore, SavedAlerts, SavedSpell
 from core.health.snapshot import HealthSnapshot
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
-from core.scheduler.receipts import iso
 from core.security.tokens import ActionTokens
 
 log = logging.getLogger(__name__)

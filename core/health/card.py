@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from core.clock import iso
 from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Card, CardKind
 from core.health.snapshot import HealthMonitor
-from core.scheduler.receipts import iso
 
 
 def _when(ts: float | None) -> str:

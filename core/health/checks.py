@@ -7,11 +7,28 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import aiosqlite
 
 from core.health.snapshot import HealthCheck
-from core.scheduler.engine import Scheduler
+
+
+class SchedulerView(Protocol):
+    """What the scheduler check reads of the scheduler (core.scheduler.Scheduler is one)."""
+
+    start_error: str | None
+    started: asyncio.Event
+
+    @property
+    def running(self) -> bool:
+        """Whether its loop runs."""
+        ...
+
+    async def overdue(self) -> list[str]:
+        """Jobs whose due run went unclaimed."""
+        ...
+
 
 STUCK_AFTER = 300.0  # seconds a card may wait, failing, before its channel counts as down
 
@@ -29,7 +46,7 @@ def disk_check(home: Path, min_free_mb: int) -> HealthCheck:
     return check
 
 
-def scheduler_check(scheduler: Scheduler) -> HealthCheck:
+def scheduler_check(scheduler: SchedulerView) -> HealthCheck:
     """Degraded when the scheduler stopped, or a due run went unclaimed for a minute."""
 
     async def check() -> str | None:

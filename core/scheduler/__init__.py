@@ -2,8 +2,8 @@
 
 from core.scheduler.config import JobSpec, load_jobs
 from core.scheduler.engine import Scheduler
-from core.scheduler.execution import JobContext, JobRunner
 from core.scheduler.gates import READY, GateRefusal, Gates
+from core.scheduler.job import JobContext, JobRunner
 from core.scheduler.store import Outcome, SchedulerStore
 
 __all__ = [

@@ -9,7 +9,7 @@ import aiosqlite
 
 from core.delivery.outbox import Outbox
 from core.health.snapshot import HealthMonitor
-from core.scheduler.execution import JobContext, Unchanged
+from core.scheduler.job import JobContext, Unchanged
 from core.scheduler.store import SchedulerStore
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess

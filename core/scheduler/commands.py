@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.bus import Bus
+from core.clock import iso
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
-from core.scheduler.execution import JobContext
-from core.scheduler.receipts import iso
+from core.scheduler.job import JobContext
 from core.security.tokens import ActionTokens
 
 RUN_WAIT = 10.0  # seconds a Run now press waits to show the outcome on the card

@@ -20,8 +20,9 @@ from apscheduler.triggers.base import BaseTrigger
 from core.clock import WallClock
 from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
-from core.scheduler.execution import ApprovalAsker, JobContext, JobRunner, execute
+from core.scheduler.execution import execute
 from core.scheduler.gates import Gates
+from core.scheduler.job import ApprovalAsker, JobContext, JobRunner
 from core.scheduler.receipts import run_receipt
 from core.scheduler.store import JobState, Outcome, SchedulerStore
 from core.scheduler.timer import Timer

@@ -5,57 +5,38 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from core.clock import WallClock
 from core.errors import LancelotError
+from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
+from core.scheduler.gates import Gates
+from core.scheduler.job import QUIET_NOTE, ApprovalAsker, JobContext, JobRunner, Unchanged
 from core.scheduler.receipts import run_receipt
-from core.scheduler.store import Outcome
-
-if TYPE_CHECKING:
-    from core.scheduler.engine import Scheduler
+from core.scheduler.store import Outcome, SchedulerStore
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class JobContext:
-    """What a running job knows: which run this is, and whether the owner approved it.
+class RunHost(Protocol):
+    """What one run needs from the engine that claimed it (the engine is one)."""
 
-    Scheduled work is autonomous: a job that acts must ask the policy engine with
-    `autonomous=True`, so the Soul's scheduling boundary applies to each action too.
-    """
+    gates: Gates
+    store: SchedulerStore
+    wall: WallClock
+    ask_approval: ApprovalAsker | None
 
-    job: str
-    run_id: int
-    scheduled_for: float
-    trigger: str  # schedule, catch_up, manual, approved
-    approved: bool = False
-    autonomous: bool = True
+    def record(self, receipt: Receipt) -> None:
+        """Append a receipt."""
+        ...
 
-
-QUIET_NOTE = " (unchanged: no receipt)"
+    def runner_for(self, spec: JobSpec) -> JobRunner | None:
+        """The code registered for `spec`'s target, if any."""
+        ...
 
 
-@dataclass(frozen=True, slots=True)
-class Unchanged:
-    """What a job returns when its run found nothing new. A scheduled run that says so is
-    kept in scheduler.db's history (its detail ends with QUIET_NOTE; /jobs and the digest
-    count it) but leaves no receipt: a minutely sweep would write 1,440 identical ones a
-    day. Manual and approved runs, failures and skips always leave their receipt."""
-
-    detail: str
-
-
-# A job's code: returns a short line for the run's history and receipt.
-JobRunner = Callable[[JobContext], Awaitable[str | Unchanged]]
-# Called when a gated job's run needs the owner: sends the approval card.
-ApprovalAsker = Callable[[JobSpec, JobContext], Awaitable[None]]
-
-
-async def execute(scheduler: Scheduler, spec: JobSpec, ctx: JobContext) -> None:
+async def execute(scheduler: RunHost, spec: JobSpec, ctx: JobContext) -> None:
     """Gate, run and record one claimed run. Never raises (but lets cancellation through)."""
     started = time.perf_counter()
     outcome, result, gate = await _outcome(scheduler, spec, ctx)
@@ -76,7 +57,7 @@ async def execute(scheduler: Scheduler, spec: JobSpec, ctx: JobContext) -> None:
 
 
 async def _outcome(
-    scheduler: Scheduler, spec: JobSpec, ctx: JobContext
+    scheduler: RunHost, spec: JobSpec, ctx: JobContext
 ) -> tuple[Outcome, str | Unchanged, str | None]:
     refusal = await scheduler.gates.check(spec, approved=ctx.approved)
     if refusal is not None:

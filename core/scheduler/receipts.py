@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
-
+from core.clock import iso
 from core.receipts.model import Receipt, ReceiptStatus
 from core.scheduler.config import JobSpec
+from core.scheduler.job import JobContext
 from core.scheduler.store import Outcome
-
-if TYPE_CHECKING:
-    from core.scheduler.execution import JobContext
 
 _TYPES = {
     Outcome.OK: ("scheduled_job_run", ReceiptStatus.SUCCESS),
@@ -18,11 +14,6 @@ _TYPES = {
     Outcome.SKIPPED: ("scheduled_job_skipped", ReceiptStatus.SKIPPED),
     Outcome.MISSED: ("scheduled_job_skipped", ReceiptStatus.SKIPPED),
 }
-
-
-def iso(ts: float) -> str:
-    """Epoch seconds as an ISO time in UTC."""
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
 def run_receipt(

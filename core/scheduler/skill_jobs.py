@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import ToolFailed
-from core.scheduler.execution import JobContext, JobRunner
+from core.scheduler.job import JobContext, JobRunner
 from core.skills.runner import RunStatus, SkillRunner
 
 
