@@ -18,8 +18,12 @@ from typing import Any
 import aiosqlite
 
 from core.events import Button, Card, CardKind, MessageRef
+from core.state import Schema, migrate
 
-SCHEMA = """
+SCHEMA = Schema(
+    "outbox",
+    (
+        """
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     key TEXT NOT NULL UNIQUE,
@@ -39,7 +43,9 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox(state, channel, id);
 CREATE INDEX IF NOT EXISTS outbox_by_card ON outbox(correlation_id);
-"""
+""",
+    ),
+)
 
 _COLUMNS = "id, key, channel, chat_id, kind, target_id, card, parts, message_ids, state, attempts"
 
@@ -163,8 +169,8 @@ class OutboxStore:
         self._wall = wall
 
     async def setup(self) -> None:
-        """Create the table."""
-        await self._db.executescript(SCHEMA)
+        """Create or upgrade the table."""
+        await migrate(self._db, SCHEMA)
 
     async def add(self, row: OutboxRow) -> tuple[OutboxRow, bool]:
         """Insert `row` unless its key exists; return the stored row and whether it is new."""

@@ -12,9 +12,13 @@ from enum import StrEnum
 import aiosqlite
 
 from core.events import MessageRef
+from core.state import Schema, migrate
 from core.tools.action import ToolAction
 
-SCHEMA = """
+SCHEMA = Schema(
+    "approvals",
+    (
+        """
 CREATE TABLE IF NOT EXISTS approvals (
     id TEXT PRIMARY KEY,
     action TEXT NOT NULL,
@@ -45,7 +49,9 @@ CREATE TABLE IF NOT EXISTS approval_reminders (
     approval_id TEXT PRIMARY KEY,
     reminded_at REAL NOT NULL
 );
-"""
+""",
+    ),
+)
 
 
 class ApprovalState(StrEnum):
@@ -103,8 +109,8 @@ class ApprovalStore:
         self._clock = clock
 
     async def setup(self) -> None:
-        """Create the tables."""
-        await self._db.executescript(SCHEMA)
+        """Create or upgrade the tables."""
+        await migrate(self._db, SCHEMA)
 
     async def create(
         self,

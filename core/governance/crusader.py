@@ -7,7 +7,12 @@ from collections.abc import Callable
 
 import aiosqlite
 
-SCHEMA = "CREATE TABLE IF NOT EXISTS crusader (id INTEGER PRIMARY KEY CHECK (id = 1), until REAL)"
+from core.state import Schema, migrate
+
+SCHEMA = Schema(
+    "crusader",
+    ("CREATE TABLE IF NOT EXISTS crusader (id INTEGER PRIMARY KEY CHECK (id = 1), until REAL)",),
+)
 
 
 class CrusaderMode:
@@ -19,8 +24,8 @@ class CrusaderMode:
         self._until = 0.0
 
     async def setup(self) -> None:
-        """Create the table and load the saved state."""
-        await self._db.execute(SCHEMA)
+        """Create or upgrade the table and load the saved state."""
+        await migrate(self._db, SCHEMA)
         async with self._db.execute("SELECT until FROM crusader WHERE id = 1") as cur:
             row = await cur.fetchone()
         self._until = float(row[0] or 0) if row else 0.0

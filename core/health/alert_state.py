@@ -8,15 +8,22 @@ import sqlite3
 import aiosqlite
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.state import Schema, migrate
+
 log = logging.getLogger(__name__)
 
-SCHEMA = """
+SCHEMA = Schema(
+    "health_alerts",
+    (
+        """
 CREATE TABLE IF NOT EXISTS health_alert_state (
     name TEXT PRIMARY KEY,
     data TEXT NOT NULL,
     updated_at REAL NOT NULL
 )
-"""
+""",
+    ),
+)
 ROW = "health"  # one row: alerts follow the rolled-up snapshot (its failing checks inside)
 
 
@@ -51,8 +58,8 @@ class AlertStateStore:
         self._db = db
 
     async def setup(self) -> None:
-        """Create the table if needed."""
-        await self._db.execute(SCHEMA)
+        """Create or upgrade the table."""
+        await migrate(self._db, SCHEMA)
 
     async def load(self) -> SavedAlerts | None:
         """The last saved state; None on a fresh home (or an unreadable row, logged)."""

@@ -7,8 +7,12 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core.llm.types import Lane, Usage
+from core.state import Schema, migrate
 
-_SCHEMA = """
+SCHEMA = Schema(
+    "llm_usage",
+    (
+        """
 CREATE TABLE IF NOT EXISTS llm_usage (
     lane TEXT NOT NULL,
     provider TEXT NOT NULL,
@@ -21,7 +25,9 @@ CREATE TABLE IF NOT EXISTS llm_usage (
     saved_usd REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (lane, provider, model)
 )
-"""
+""",
+    ),
+)
 
 _UPSERT = """
 INSERT INTO llm_usage (lane, provider, model, calls, failures, input_tokens, output_tokens,
@@ -88,8 +94,8 @@ class UsageBook:
         self._db = db
 
     async def setup(self) -> None:
-        """Create the table if needed."""
-        await self._db.execute(_SCHEMA)
+        """Create or upgrade the table."""
+        await migrate(self._db, SCHEMA)
 
     async def record(
         self,

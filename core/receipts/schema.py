@@ -1,5 +1,7 @@
 """The ledger's SQL: table, indexes, full-text index, and the append-only triggers."""
 
+from core.state import Schema
+
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=FULL",
@@ -8,7 +10,11 @@ PRAGMAS = (
     "PRAGMA foreign_keys=OFF",
 )
 
-SCHEMA = """
+# ledger.db has one owner, the ledger: its version is the file's PRAGMA user_version.
+SCHEMA = Schema(
+    "ledger",
+    (
+        """
 CREATE TABLE IF NOT EXISTS receipts (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -40,7 +46,9 @@ END;
 CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts BEGIN
     SELECT RAISE(ABORT, 'receipts are append-only: DELETE is not allowed');
 END;
-"""
+""",
+    ),
+)
 
 COLUMNS = (
     "seq, id, timestamp, action_type, action_name, inputs, outputs, status, duration_ms,"

@@ -15,6 +15,7 @@ from core.receipts.chain import HASH, SEQ, Row, chained_chunks
 from core.receipts.model import GENESIS_HASH, Receipt
 from core.receipts.redaction import Redactor
 from core.receipts.schema import PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
+from core.state import migrate_file
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +46,15 @@ class ChainWriter:
         self._batches = 0
 
     async def open(self) -> None:
-        """Open (or create) the file and its schema; raises sqlite3.Error or OSError."""
+        """Open (or create) the file and its schema, upgraded; raises sqlite3.Error or
+        OSError, or StorageError for a file newer than this code."""
         # Implicit transactions: an INSERT begins one (IMMEDIATE), commit() ends it, so a
         # batch costs two trips to the database thread.
         self._db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
         try:
             for pragma in PRAGMAS:
                 await _run(self._db, pragma)
-            await self._db.executescript(SCHEMA)
+            await migrate_file(self._db, SCHEMA)
         except BaseException:
             await self.close()
             raise

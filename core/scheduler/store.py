@@ -17,8 +17,12 @@ from pathlib import Path
 import aiosqlite
 
 from core.errors import StorageError
+from core.state import Schema, migrate_file
 
-SCHEMA = """
+SCHEMA = Schema(
+    "scheduler",
+    (
+        """
 CREATE TABLE IF NOT EXISTS scheduler_jobs (
     name TEXT PRIMARY KEY,
     next_run_at REAL,
@@ -44,7 +48,9 @@ CREATE TABLE IF NOT EXISTS scheduler_marks (
     name TEXT PRIMARY KEY,
     value REAL NOT NULL
 );
-"""
+""",
+    ),
+)
 
 
 class Outcome(StrEnum):
@@ -96,16 +102,19 @@ class SchedulerStore:
         self._lock = asyncio.Lock()
 
     async def open(self) -> None:
-        """Open (and create) the database; StorageError names the cause."""
+        """Open (and create or upgrade) the database; StorageError names the cause."""
         try:
             self._db = await aiosqlite.connect(self._path, isolation_level=None)
             await self._db.execute("PRAGMA journal_mode=WAL")
             await self._db.execute("PRAGMA synchronous=FULL")
             await self._db.execute("PRAGMA busy_timeout=5000")
-            await self._db.executescript(SCHEMA)
+            await migrate_file(self._db, SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             await self.close()
             raise StorageError(f"{self._path}: cannot open the scheduler database: {exc}") from None
+        except StorageError:
+            await self.close()
+            raise
 
     async def close(self) -> None:
         """Close the connection."""

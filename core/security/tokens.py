@@ -20,11 +20,15 @@ from typing import Any
 import aiosqlite
 
 from core.errors import InvalidToken
+from core.state import Schema, migrate
 
 _ID_BYTES = 12
 _MAC_BYTES = 12
 
-SCHEMA = """
+SCHEMA = Schema(
+    "action_tokens",
+    (
+        """
 CREATE TABLE IF NOT EXISTS action_tokens (
     token_id TEXT PRIMARY KEY,
     action TEXT NOT NULL,
@@ -35,7 +39,9 @@ CREATE TABLE IF NOT EXISTS action_tokens (
     used_by TEXT
 );
 CREATE INDEX IF NOT EXISTS action_tokens_by_card ON action_tokens(card_id);
-"""
+""",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +65,8 @@ class ActionTokens:
         self._clock = clock
 
     async def setup(self) -> None:
-        """Create the table."""
-        await self._db.executescript(SCHEMA)
+        """Create or upgrade the table."""
+        await migrate(self._db, SCHEMA)
 
     def _mac(self, raw_id: bytes) -> bytes:
         return hmac.new(self._key, raw_id, hashlib.sha256).digest()[:_MAC_BYTES]

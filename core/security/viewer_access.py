@@ -13,14 +13,20 @@ from collections.abc import Callable
 import aiosqlite
 
 from core.errors import InvalidToken
+from core.state import Schema, migrate
 
-SCHEMA = """
+SCHEMA = Schema(
+    "viewer_links",
+    (
+        """
 CREATE TABLE IF NOT EXISTS viewer_links (
     token_hash TEXT PRIMARY KEY,
     expires_at REAL NOT NULL,
     used_at REAL
 )
-"""
+""",
+    ),
+)
 
 # Used and expired links are kept this long (so "used"/"expired" can be told apart from
 # "unknown"), then pruned.
@@ -68,8 +74,8 @@ class ViewerAccess:
         self._clock = clock
 
     async def setup(self) -> None:
-        """Create the links table if it is missing."""
-        await self._run(SCHEMA)
+        """Create or upgrade the links table."""
+        await migrate(self._db, SCHEMA)
 
     async def issue_link(self) -> str:
         """A fresh one-time token, valid for `link_ttl` seconds."""

@@ -26,11 +26,15 @@ from core.skills.package import (
 )
 from core.skills.permissions import MARKETPLACE_BASE, Permission
 from core.skills.registry import Ownership, SkillRegistry
+from core.state import Schema, migrate
 
 DECIDE = "skills.proposal"
 CARD_TTL = 7 * 86400.0
 
-SCHEMA = """
+SCHEMA = Schema(
+    "skill_proposals",
+    (
+        """
 CREATE TABLE IF NOT EXISTS skill_proposals (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -41,7 +45,9 @@ CREATE TABLE IF NOT EXISTS skill_proposals (
     state TEXT NOT NULL,
     created_at REAL NOT NULL
 );
-"""
+""",
+    ),
+)
 
 
 def _choices(extra: frozenset[Permission]) -> list[tuple[str, str, bool]]:
@@ -77,8 +83,8 @@ class SkillProposals:
         self._staging = staging
 
     async def setup(self) -> None:
-        """Create the table and the staging folder."""
-        await self._db.executescript(SCHEMA)
+        """Create or upgrade the table, and make the staging folder."""
+        await migrate(self._db, SCHEMA)
         self._staging.mkdir(parents=True, exist_ok=True)
 
     def staging_folder(self) -> Path:

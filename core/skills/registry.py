@@ -20,8 +20,12 @@ from core.receipts.model import Receipt, ReceiptStatus
 from core.skills.manifest import SkillManifest, load_manifest
 from core.skills.package import SignatureState, folder_digest
 from core.skills.permissions import MARKETPLACE_BASE, Permission
+from core.state import Schema, migrate
 
-SCHEMA = """
+SCHEMA = Schema(
+    "skills",
+    (
+        """
 CREATE TABLE IF NOT EXISTS skills (
     name TEXT PRIMARY KEY,
     version TEXT NOT NULL,
@@ -34,7 +38,9 @@ CREATE TABLE IF NOT EXISTS skills (
     config TEXT NOT NULL DEFAULT '{}',
     installed_at REAL NOT NULL
 );
-"""
+""",
+    ),
+)
 _COLUMNS = "name, version, ownership, signature, enabled, path, digest, granted, config"
 
 
@@ -101,8 +107,8 @@ class SkillRegistry:
         self._lock = asyncio.Lock()
 
     async def setup(self) -> None:
-        """Create the table and the skills folder."""
-        await self._db.executescript(SCHEMA)
+        """Create or upgrade the table, and make the skills folder."""
+        await migrate(self._db, SCHEMA)
         self.home.mkdir(parents=True, exist_ok=True)
 
     async def get(self, name: str) -> SkillRecord | None:
