@@ -25,6 +25,7 @@ from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 from telegram.request import BaseRequest
 
 from bot.telegram.sender import seconds
+from core.runtime.backoff import BackoffConfig
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class Poller:
         poll = min(poll_timeout, watchdog / 3)
         self._timeout = dtm.timedelta(seconds=poll)
         self._request_limit = poll + (request.read_timeout or 0) + REQUEST_SLACK
-        self._backoff = (backoff_base, backoff_cap)
+        self._backoff = BackoffConfig(backoff_base, backoff_cap)
         self._offset: int | None = None
         self._fatal: str | None = None
         self._in_request_since: float | None = None
@@ -144,8 +145,7 @@ class Poller:
             # A webhook is still set (switching from webhook mode): polling needs it gone.
             with contextlib.suppress(TelegramError):
                 await self._bot.delete_webhook()
-        base, cap = self._backoff
-        await self._pause(min(cap, base * 2 ** min(failures - 1, 16)))
+        await self._pause(self._backoff.delay(failures - 1))
 
     async def _pause(self, delay: float) -> None:
         """Sleep `delay`, unless the watchdog kicks first."""

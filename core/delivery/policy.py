@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 from dataclasses import dataclass
 
 from core.delivery.store import OutboxRow
 from core.receipts.model import Receipt, ReceiptStatus
+from core.runtime.backoff import BackoffConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +23,14 @@ class DeliveryPolicy:
     first_attempt_wait: float = 30.0  # how long send() waits for its first attempt
     keep_days: float = 30.0  # delivered and failed rows are pruned after this
 
+    @property
+    def retry_backoff(self) -> BackoffConfig:
+        """Doubling from backoff_base up to backoff_cap, each delay less up to a fifth."""
+        return BackoffConfig(self.backoff_base, self.backoff_cap, jitter=0.2)
+
     def backoff(self, attempts: int) -> float:
         """The delay before retry number `attempts` (with a little jitter)."""
-        delay = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, attempts - 1))
-        return delay * random.uniform(0.8, 1.0)
+        return self.retry_backoff.delay(attempts - 1)
 
 
 def failure_receipt(row: OutboxRow, exc: Exception) -> Receipt:

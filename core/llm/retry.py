@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from core.errors import PermanentError, ProviderUnavailable, RateLimited, TransientError
+from core.runtime.backoff import BackoffConfig
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +25,16 @@ class RetryPolicy:
     max_delay: float = 8.0
     timeout: float = 60.0  # per attempt, on top of the SDK's own timeout
 
+    @property
+    def backoff(self) -> BackoffConfig:
+        """Doubling from base_delay up to max_delay, each delay less up to half at random."""
+        return BackoffConfig(self.base_delay, self.max_delay, jitter=0.5)
+
     def delay(self, attempt: int, hint: float | None = None) -> float:
         """Seconds to wait before attempt `attempt + 1`: the server's hint, or jittered backoff."""
         if hint is not None:
             return min(hint, self.max_delay)
-        backoff = min(self.base_delay * 2.0**attempt, self.max_delay)
-        return backoff * (0.5 + random.random() / 2)
+        return self.backoff.delay(attempt)
 
 
 async def call_with_retries(

@@ -20,10 +20,12 @@ from core.receipts.redaction import Redactor
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 from core.receipts.writer import ChainWriter
+from core.runtime.backoff import Backoff, BackoffConfig
 
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 200_000
+WRITE_RETRY = BackoffConfig(min_delay=0.05, max_delay=5.0)  # after a failed write
 Pending = tuple[Receipt, "asyncio.Future[StoredReceipt] | None"]
 
 
@@ -204,7 +206,7 @@ class SqliteLedger:
             self._wakeup.set()
 
     async def _write_forever(self) -> None:
-        backoff = 0.05
+        backoff = Backoff(WRITE_RETRY)
         while True:
             await self._wakeup.wait()
             if not self._urgent and len(self._pending) < self._batch_size:
@@ -227,11 +229,10 @@ class SqliteLedger:
                         future.set_exception(StorageError(f"receipt not stored: {exc}"))
                 self._settle_flush_waiters(StorageError(f"receipts not stored: {exc}"))
                 self._pending[: len(batch)] = [(r, None) for r, _ in batch]
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                await asyncio.sleep(next(backoff))
                 self._wakeup.set()
                 continue
-            backoff = 0.05
+            backoff.reset()
             self._last_error = None
             del self._pending[: len(batch)]
             self._search.submit(added)

@@ -1,0 +1,1 @@
+"""How Lancelot runs in the background: one backoff formula, one supervisor of tasks."""
