@@ -20,6 +20,7 @@ from core.errors import DeliveryFailed, InvalidToken, LancelotError
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.runtime.tasks import Supervisor
 from core.security.gate import InputGate
 from core.security.tokens import ActionTokens
 
@@ -48,8 +49,11 @@ class Orchestrator:
         commands: CommandRegistry,
         tokens: ActionTokens,
         free_text: FreeTextHandler | None = None,
+        *,
+        tasks: Supervisor | None = None,
     ) -> None:
         self._bus = bus
+        self._supervisor = tasks or Supervisor()
         self._ledger = ledger
         self._gate = gate
         self._commands = commands
@@ -64,7 +68,8 @@ class Orchestrator:
             while True:
                 event = await self._bus.next_event()
                 await self._slots.acquire()
-                task = asyncio.create_task(self._guarded(event))
+                handling = self._guarded(event)
+                task = self._supervisor.spawn(handling, name="orchestrator-event", report=False)
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         finally:

@@ -14,6 +14,7 @@ from bot.console.render import render_card
 from core.bus import Bus
 from core.errors import DeliveryFailed
 from core.events import ButtonPress, Card, Inbound, MessageRef
+from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,10 @@ class ConsoleChannel:
         *,
         color: bool = False,
         prompt: str = "you> ",
+        tasks: Supervisor | None = None,
     ) -> None:
         self._bus = bus
+        self._supervisor = tasks or Supervisor()
         self._reader = reader
         self._out = output
         self._color = color
@@ -54,7 +57,7 @@ class ConsoleChannel:
 
     async def __aenter__(self) -> Self:
         self._write("Lancelot console. Type /help for commands, Ctrl-D to leave.")
-        self._task = asyncio.create_task(self._read_forever(), name="console-reader")
+        self._task = self._supervisor.spawn(self._read_forever(), name="console-reader")
         return self
 
     async def __aexit__(

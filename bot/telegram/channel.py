@@ -32,6 +32,7 @@ from core.bus import Bus
 from core.config.settings import TelegramSettings
 from core.errors import ConfigError, DeliveryFailed, DeliveryRejected, LancelotError
 from core.events import ButtonPress, Card, MessageRef
+from core.runtime.tasks import Supervisor
 from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -60,15 +61,17 @@ class TelegramChannel:
         commands: Sequence[tuple[str, str]] = (),
         webhook: WebhookMode | None = None,
         tuning: TelegramTuning | None = None,
+        tasks: Supervisor | None = None,
     ) -> None:
         self._settings = settings
+        self._supervisor = tasks or Supervisor()
         self._tuning = tuning or TelegramTuning()
         self._app, self._updates_request = build_application(settings, self._tuning)
         self._bot = self._app.bot
         self._commands = commands
         self._webhook = webhook
         self._refusals = refusals
-        self._presses = PressAnswers(self._bot, self._tuning.press_fallback)
+        self._presses = PressAnswers(self._bot, self._tuning.press_fallback, tasks=self._supervisor)
         self._calls = asyncio.Semaphore(self._tuning.concurrent_calls)
         router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
         self._app.add_handler(TypeHandler(Update, router.handle))
@@ -143,6 +146,7 @@ class TelegramChannel:
             poll_timeout=tuning.poll_timeout,
             backoff_base=tuning.poll_backoff_base,
             backoff_cap=tuning.poll_backoff_cap,
+            tasks=self._supervisor,
         )
         await self._poller.start()
         stack.push_async_callback(self._poller.stop)
@@ -206,7 +210,8 @@ class TelegramChannel:
         if chat_id in self._typing:
             return
         answered = self._typing[chat_id] = asyncio.Event()
-        task = asyncio.create_task(self._type_unless(chat_id, answered), name="tg-typing")
+        typing = self._type_unless(chat_id, answered)
+        task = self._supervisor.spawn(typing, name="tg-typing", report=False)
         self._typing_tasks.add(task)
         task.add_done_callback(self._typing_tasks.discard)
 

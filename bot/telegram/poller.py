@@ -26,6 +26,7 @@ from telegram.request import BaseRequest
 
 from bot.telegram.sender import seconds
 from core.runtime.backoff import BackoffConfig
+from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,10 @@ class Poller:
         poll_timeout: float = 25.0,
         backoff_base: float = 1.0,
         backoff_cap: float = 30.0,
+        tasks: Supervisor | None = None,
     ) -> None:
         self._bot = bot
+        self._supervisor = tasks or Supervisor()
         self._request = request  # the getUpdates HTTP client, replaced when wedged
         self._sink = sink
         self._watchdog = watchdog
@@ -72,8 +75,8 @@ class Poller:
 
     async def start(self) -> None:
         """Start polling and watching."""
-        self._task = asyncio.create_task(self._poll_forever(), name="telegram-poller")
-        self._watch_task = asyncio.create_task(self._watch_forever(), name="telegram-watchdog")
+        self._task = self._supervisor.spawn(self._poll_forever(), name="telegram-poller")
+        self._watch_task = self._supervisor.spawn(self._watch_forever(), name="telegram-watchdog")
 
     async def stop(self) -> None:
         """Stop, then confirm the updates already handed on so they do not come again."""
@@ -173,6 +176,6 @@ class Poller:
             await self._request.initialize()
             self._pool_exhausted = False
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._poll_forever(), name="telegram-poller")
+            self._task = self._supervisor.spawn(self._poll_forever(), name="telegram-poller")
         else:
             self._kick.set()

@@ -14,6 +14,8 @@ import logging
 from telegram import Bot
 from telegram.error import TelegramError
 
+from core.runtime.tasks import Supervisor
+
 log = logging.getLogger(__name__)
 
 TOAST_LIMIT = 200  # characters Telegram shows in a callback answer
@@ -22,8 +24,11 @@ TOAST_LIMIT = 200  # characters Telegram shows in a callback answer
 class PressAnswers:
     """Open callback queries and their answers."""
 
-    def __init__(self, bot: Bot, fallback_after: float = 10.0) -> None:
+    def __init__(
+        self, bot: Bot, fallback_after: float = 10.0, *, tasks: Supervisor | None = None
+    ) -> None:
         self._bot = bot
+        self._supervisor = tasks or Supervisor()
         self._fallback_after = fallback_after
         self._open: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -46,7 +51,8 @@ class PressAnswers:
         self._spawn(query_id, note)
 
     def _spawn(self, query_id: str, note: str) -> None:
-        task = asyncio.create_task(self._send(query_id, note[:TOAST_LIMIT]), name="tg-answer")
+        answer = self._send(query_id, note[:TOAST_LIMIT])
+        task = self._supervisor.spawn(answer, name="tg-answer", report=False)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

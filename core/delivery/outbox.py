@@ -42,6 +42,7 @@ from core.errors import (
 )
 from core.events import Card, MessageRef
 from core.receipts.base import ReceiptStore
+from core.runtime.tasks import Supervisor
 
 __all__ = ["DeliveryPolicy", "OnDelivered", "Outbox"]
 
@@ -70,8 +71,11 @@ class Outbox:
         ledger: ReceiptStore,
         policy: DeliveryPolicy | None = None,
         clock: Clock | None = None,
+        *,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.store = OutboxStore(db)
+        self._supervisor = tasks or Supervisor()
         self._ledger = ledger
         self._policy = policy or DeliveryPolicy()
         self._clock = clock or SystemClock()
@@ -238,7 +242,7 @@ class Outbox:
         lane = self._lanes.get(row.lane)
         if lane is None:
             lane = self._lanes[row.lane] = _Lane()
-            lane.task = asyncio.create_task(self._run_lane(row.lane, lane), name="outbox-lane")
+            lane.task = self._supervisor.spawn(self._run_lane(row.lane, lane), name="outbox-lane")
         lane.rows.append(row)
 
     async def _run_lane(self, key: tuple[str, str], lane: _Lane) -> None:

@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from core.runtime.tasks import Supervisor
+
 log = logging.getLogger(__name__)
 
 # A check returns None when healthy, or a short reason (safe to show) when degraded.
@@ -58,7 +60,8 @@ class HealthSnapshot:
 class HealthMonitor:
     """Runs registered checks on demand and on an interval; remembers the last snapshot."""
 
-    def __init__(self, interval: float = 30.0) -> None:
+    def __init__(self, interval: float = 30.0, *, tasks: Supervisor | None = None) -> None:
+        self._supervisor = tasks or Supervisor()
         self._checks: dict[str, HealthCheck] = {}
         self._interval = interval
         self._started_at = time.time()
@@ -142,7 +145,7 @@ class HealthMonitor:
         return await self.check()
 
     async def __aenter__(self) -> HealthMonitor:
-        self._task = asyncio.create_task(self._tick_forever(), name="health-monitor")
+        self._task = self._supervisor.spawn(self._tick_forever(), name="health-monitor")
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 from core.errors import LancelotError, ProviderUnavailable
 from core.llm.constrained import choose, enum_shape
 from core.llm.types import Completion, CompletionRequest, Message, Role, Usage
+from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,15 @@ class LocalProvider:
     name = "local"
 
     def __init__(
-        self, model_path: Callable[[], Path], *, threads: int = 2, context: int = 2048
+        self,
+        model_path: Callable[[], Path],
+        *,
+        threads: int = 2,
+        context: int = 2048,
+        tasks: Supervisor | None = None,
     ) -> None:
         self._model_path = model_path
+        self._supervisor = tasks or Supervisor()
         self._threads = threads
         self._context = context
         self._llama: Any = None  # labels: its cache keeps the fixed few-shot prefix hot
@@ -67,7 +74,10 @@ class LocalProvider:
         """Start loading in the background (once), so a later call does not wait for it; a
         failure shows in `load_error` (health) and again at the next call."""
         if self._llama is None and self._warming is None:
-            self._warming = asyncio.create_task(self._warm(), name="local-model-load")
+            # Not reported when it dies: load_error and the next call's load() say it all.
+            self._warming = self._supervisor.spawn(
+                self._warm(), name="local-model-load", report=False
+            )
 
     async def _warm(self) -> None:
         with contextlib.suppress(ProviderUnavailable):

@@ -21,6 +21,7 @@ from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 from core.receipts.writer import ChainWriter
 from core.runtime.backoff import Backoff, BackoffConfig
+from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,13 @@ class SqliteLedger:
         redactor: Redactor | None = None,
         batch_size: int = 512,
         flush_interval: float = 0.05,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.path = path
         self._batch_size = batch_size
         self._flush_interval = flush_interval
         self._chain = ChainWriter(path, redactor or Redactor())
+        self._supervisor = tasks or Supervisor()
         self._pending: list[tuple[Receipt, asyncio.Future[StoredReceipt] | None]] = []
         self._enqueued = 0  # receipts ever queued
         self._committed = 0  # receipts ever committed (or given up on)
@@ -61,7 +64,8 @@ class SqliteLedger:
         self._catch_up: asyncio.Task[None] | None = None
         self._last_error: str | None = None
         self.dropped = 0
-        self._search = SearchIndex(search_path or path.with_name(path.stem + "-search.db"))
+        search_file = search_path or path.with_name(path.stem + "-search.db")
+        self._search = SearchIndex(search_file, tasks=self._supervisor)
         self._reader = LedgerReader(path, self._search)
 
     async def __aenter__(self) -> Self:
@@ -92,9 +96,12 @@ class SqliteLedger:
                 f"{self._search.path}: cannot open the search index: {exc}"
             ) from None
         head = await self._reader.count()
-        self._writer = asyncio.create_task(self._write_forever(), name="ledger-writer")
+        # private: a writer's error may quote receipt data that was never redacted.
+        self._writer = self._supervisor.spawn(
+            self._write_forever(), name="ledger-writer", private=True
+        )
         self._writer.add_done_callback(self._writer_stopped)
-        self._catch_up = asyncio.create_task(self._index_missing(head), name="ledger-reindex")
+        self._catch_up = self._supervisor.spawn(self._index_missing(head), name="ledger-reindex")
 
     async def _index_missing(self, head: int) -> None:
         """Feed the search index what it lacks up to `head` (after a crash, or a deleted index

@@ -14,6 +14,7 @@ import aiosqlite
 
 from core.receipts.chain import Row
 from core.receipts.schema import SEARCH_SCHEMA, SEARCH_TEXT_LIMIT
+from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,9 @@ class SearchIndex:
     written with relaxed durability on its own connection (its own thread), in parallel with
     the ledger's writes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, tasks: Supervisor | None = None) -> None:
         self.path = path
+        self._supervisor = tasks or Supervisor()
         self._db: aiosqlite.Connection | None = None
         self._pending: list[Row] = []
         self._wakeup = asyncio.Event()
@@ -64,7 +66,7 @@ class SearchIndex:
             await asyncio.to_thread(_remove_database, self.path)
             self._db = await self._connect()
         self._idle.set()
-        self._task = asyncio.create_task(self._index_forever(), name="receipt-indexer")
+        self._task = self._supervisor.spawn(self._index_forever(), name="receipt-indexer")
 
     async def _connect(self) -> aiosqlite.Connection:
         db = await aiosqlite.connect(self.path, isolation_level=None)
