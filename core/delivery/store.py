@@ -161,6 +161,15 @@ def _row(values: tuple[Any, ...]) -> OutboxRow:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """A channel's cards still waiting after a failed attempt: how many, since when."""
+
+    channel: str
+    cards: int
+    oldest: float  # when the oldest of them was queued (epoch seconds)
+
+
 class OutboxStore:
     """Reads and writes the outbox table; every write is one statement, committed at once."""
 
@@ -284,6 +293,15 @@ class OutboxStore:
             (self._wall() - older_than,),
         )
         return cur.rowcount
+
+    async def failing(self) -> list[Backlog]:
+        """Per channel, the pending rows that have failed at least once (what the delivery
+        health check watches)."""
+        async with self._db.execute(
+            "SELECT channel, COUNT(*), MIN(created_at) FROM outbox"
+            " WHERE state = 'pending' AND attempts > 0 GROUP BY channel"
+        ) as cur:
+            return [Backlog(str(c), int(n), float(t)) for c, n, t in await cur.fetchall()]
 
     async def state_of(self, key: str) -> tuple[OutboxState, list[str]] | None:
         """A row's state and message ids by key (for tests and tooling)."""

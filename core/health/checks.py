@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-import aiosqlite
-
+from core.delivery.store import OutboxStore
 from core.health.snapshot import HealthCheck
 
 
@@ -64,26 +63,16 @@ def scheduler_check(scheduler: SchedulerView) -> HealthCheck:
     return check
 
 
-def delivery_check(
-    state: aiosqlite.Connection, wall: Callable[[], float] = time.time
-) -> HealthCheck:
+def delivery_check(outbox: OutboxStore, wall: Callable[[], float] = time.time) -> HealthCheck:
     """Degraded when a channel's cards have been failing to go out for STUCK_AFTER seconds
     (the reason starts with the channel's name, so alerts go to the other channels)."""
 
     async def check() -> str | None:
-        try:
-            async with state.execute(
-                "SELECT channel, COUNT(*), MIN(created_at) FROM outbox"
-                " WHERE state = 'pending' AND attempts > 0 GROUP BY channel"
-            ) as cur:
-                rows = await cur.fetchall()
-        except aiosqlite.OperationalError:  # no outbox table: nothing durable yet
-            return None
         now = wall()
         stuck = [
-            f"{channel}: {count} card(s) undelivered for {int((now - oldest) // 60)} min"
-            for channel, count, oldest in rows
-            if now - oldest > STUCK_AFTER
+            f"{b.channel}: {b.cards} card(s) undelivered for {int((now - b.oldest) // 60)} min"
+            for b in await outbox.failing()
+            if now - b.oldest > STUCK_AFTER
         ]
         return "; ".join(stuck) or None
 

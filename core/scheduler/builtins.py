@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import aiosqlite
-
 from core.delivery.outbox import Outbox
 from core.health.snapshot import HealthMonitor
 from core.scheduler.job import JobContext, Unchanged
@@ -26,7 +24,6 @@ class Builtins:
     viewer: ViewerAccess
     outbox: Outbox
     store: SchedulerStore
-    state: aiosqlite.Connection
     keep_days: float = 30.0
     _last_sweep: tuple[bool, tuple[str, ...]] | None = field(default=None, init=False)
 
@@ -56,5 +53,5 @@ class Builtins:
     async def credential_rotation(self, ctx: JobContext) -> str:
         """Revoke every receipt link not yet opened (each must be asked for again). Runs only
         with the owner's approval (the job is T3 and requires it)."""
-        cur = await self.state.execute("DELETE FROM viewer_links WHERE used_at IS NULL")
-        return f"revoked {cur.rowcount} unopened receipt link(s)"
+        revoked = await self.viewer.revoke_unopened()
+        return f"revoked {revoked} unopened receipt link(s)"

@@ -126,6 +126,10 @@ class ViewerAccess:
         cutoff = (self._clock() if now is None else now) - KEEP_SPENT_LINKS
         await self._run("DELETE FROM viewer_links WHERE expires_at < ?", (cutoff,))
 
+    async def revoke_unopened(self) -> int:
+        """Forget every link not yet opened (each must be asked for again); how many."""
+        return await self._run("DELETE FROM viewer_links WHERE used_at IS NULL")
+
     def new_session(self) -> str:
         """A signed session cookie value valid for `session_ttl` seconds."""
         expires = int(self._clock() + self.session_ttl)

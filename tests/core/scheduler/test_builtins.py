@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
+from core.errors import InvalidToken
 from core.scheduler import load_jobs
 from tests.bot.test_cli import REPO
 from tests.fakes.calendar import CalendarClock, utc
@@ -74,3 +77,24 @@ async def test_health_sweep_runs_the_checks(tmp_path: Path) -> None:
         assert before is None or after > before
         done = await receipts(app, "scheduled_job_run")
         assert '"detail":"all checks pass"' in done[-1].outputs
+
+
+async def test_credential_rotation_revokes_the_unopened_receipt_links(tmp_path: Path) -> None:
+    rotation = """
+  credential_rotation:
+    run: builtin:credential_rotation
+    cron: "0 4 1 * *"
+    requires_approval: true
+    tier: T3
+"""
+    clock = CalendarClock(time.time())
+    jobs = write_jobs(tmp_path / "jobs.yaml", rotation)
+    async with scheduled_app(tmp_path / "home", clock, jobs) as app:
+        opened, unopened = await app.viewer.issue_link(), await app.viewer.issue_link()
+        await app.viewer.redeem(opened)
+        await scheduler(app).run_now("credential_rotation", approved=True)
+        await scheduler(app).idle()
+        done = await receipts(app, "scheduled_job_run")
+        assert '"detail":"revoked 1 unopened receipt link(s)"' in done[-1].outputs
+        with pytest.raises(InvalidToken, match="unknown"):
+            await app.viewer.redeem(unopened)

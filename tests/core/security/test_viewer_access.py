@@ -76,6 +76,17 @@ async def test_links_expire(access: ViewerAccess, clock: Clock) -> None:
     assert await refusal(access, token) == "expired"
 
 
+async def test_revoking_forgets_unopened_links_only(access: ViewerAccess) -> None:
+    opened, waiting, also_waiting = [await access.issue_link() for _ in range(3)]
+    session = await access.redeem(opened)
+    assert await access.revoke_unopened() == 2
+    assert await refusal(access, waiting) == "unknown"
+    assert await refusal(access, also_waiting) == "unknown"
+    assert await refusal(access, opened) == "used"
+    assert access.check_session(session)  # a session already open stays open
+    assert await access.revoke_unopened() == 0
+
+
 async def test_unknown_and_malformed_tokens_are_refused(access: ViewerAccess) -> None:
     assert await refusal(access, "not-a-token") == "unknown"
     assert await refusal(access, "") == "unknown"
