@@ -23,7 +23,7 @@ MAX_TRACKED_CARDS = 10_000
 
 class Bus:
     """Carries events both ways and remembers where each card was delivered, so a later
-    CardUpdate edits every copy (on every channel) and a button press can be tied to its card."""
+    `update()` edits every copy (on every channel) and a button press can be tied to its card."""
 
     def __init__(self, max_queue: int = 1000) -> None:
         self._queue: asyncio.Queue[InboundEvent] = asyncio.Queue(max_queue)

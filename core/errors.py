@@ -35,10 +35,6 @@ class StorageError(PermanentError):
     user_message = "Lancelot's storage is unavailable right now."
 
 
-class LedgerTampered(PermanentError):
-    """The receipt ledger's hash chain does not verify."""
-
-
 class PolicyDenied(PermanentError):
     """Governance refused an action; carries the rule and safer alternatives."""
 
@@ -47,12 +43,6 @@ class PolicyDenied(PermanentError):
         self.rule = rule
         self.alternatives = alternatives
         self.user_message = f"Not allowed ({rule})."
-
-
-class ApprovalExpired(PermanentError):
-    """An approval was decided after its deadline."""
-
-    user_message = "That approval has expired."
 
 
 class InvalidToken(PermanentError):

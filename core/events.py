@@ -69,20 +69,3 @@ class Card:
     fields: tuple[tuple[str, str], ...] = ()
     buttons: tuple[Button, ...] = ()
     correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-@dataclass(frozen=True, slots=True)
-class CardUpdate:
-    """An edit to a card already delivered; `card` replaces its content."""
-
-    correlation_id: str
-    card: Card
-
-
-@dataclass(frozen=True, slots=True)
-class Outbound:
-    """A card (or card edit) addressed to one chat on one channel."""
-
-    channel: str
-    chat_id: str
-    payload: Card | CardUpdate
