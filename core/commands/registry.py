@@ -8,7 +8,7 @@ from typing import Any
 
 from core.events import ButtonPress, Card, Inbound
 
-# The fixed command names (ARCHITECTURE.md). Nothing else can be registered.
+# The fixed command names (docs/architecture.md). Nothing else can be registered.
 FIXED_COMMANDS = (
     "start",
     "help",

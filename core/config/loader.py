@@ -15,7 +15,7 @@ from core.errors import ConfigError
 
 DEFAULT_CONFIG = Path("config/lancelot.yaml")
 
-# The documented environment names (ARCHITECTURE.md, Settings) and the key each sets.
+# The documented environment names (docs/architecture.md) and the key each sets.
 ENV_NAMES: dict[str, tuple[str, ...]] = {
     "LANCELOT_HOME": ("home",),
     "LANCELOT_SECRET": ("secret",),
