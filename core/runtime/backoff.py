@@ -54,27 +54,15 @@ class Backoff:
         self.config = config
         self._rng = rng
         self._counter = 0
-        self._current = 0.0
 
     def __iter__(self) -> Backoff:
         return self
 
     def __next__(self) -> float:
-        self._current = self.config.delay(self._counter, self._rng)
+        delay = self.config.delay(self._counter, self._rng)
         self._counter += 1
-        return self._current
-
-    @property
-    def counter(self) -> int:
-        """Delays handed out since the last reset (failures in a row)."""
-        return self._counter
-
-    @property
-    def current_delay(self) -> float:
-        """The delay handed out last (0 before the first)."""
-        return self._current
+        return delay
 
     def reset(self) -> None:
         """Back to the first delay (after a success)."""
         self._counter = 0
-        self._current = 0.0
