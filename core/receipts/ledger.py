@@ -154,11 +154,6 @@ class SqliteLedger:
         """False while writes are failing."""
         return self._last_error is None
 
-    @property
-    def last_error(self) -> str | None:
-        """Why the last write failed, if it did."""
-        return self._last_error
-
     def append(self, receipt: Receipt) -> None:
         """Queue a receipt; it is committed within the flush interval."""
         self._enqueue(receipt, None)

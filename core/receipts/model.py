@@ -141,10 +141,6 @@ class StoredReceipt:
             "metadata": self.metadata,
         }
 
-    def as_row(self) -> tuple[object, ...]:
-        """The values in column order, for INSERT."""
-        return (*self.content().values(), self.prev_hash, self.hash)
-
     def expected_hash(self) -> str:
         """sha256 over the previous hash and this receipt's canonical JSON."""
         return chain_hash(self.prev_hash, self.content())
