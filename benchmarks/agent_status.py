@@ -18,7 +18,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.agent import wire_agent
 from bot.app import assemble
 from core.config import load_settings
 from core.events import CardKind, Inbound
@@ -60,15 +59,13 @@ async def measure(waiting: int, samples: int, think: float) -> None:
                 "LANCELOT_LIMITS_RATE_PER_MINUTE": "100000",  # measure latency, not the limiter
             }
         )
-        async with assemble(settings, web=False) as app:
+        script = [call("run_command", command=f"rm /workspace/f{n}.txt") for n in range(waiting)]
+        # Requests that keep the model busy: each ls turn thinks first.
+        script += [call("run_command", command="ls /workspace")] * 1000
+        model = ThinkingRouter(think, script, local=None)
+        async with assemble(settings, web=False, models=model) as app:
             phone = MemoryChannel()
             await app.attach(phone)
-            script = []
-            for n in range(waiting):
-                script.append(call("run_command", command=f"rm /workspace/f{n}.txt"))
-            # Requests that keep the model busy: each ls turn thinks first.
-            script += [call("run_command", command="ls /workspace")] * 1000
-            wire_agent(app, ThinkingRouter(think, script, local=None))
             for n in range(waiting):
                 (app.home / "workspace" / f"f{n}.txt").write_text("x")
                 await app.bus.publish(Inbound(phone.name, "owner", "owner-chat", f"delete f{n}"))

@@ -7,22 +7,22 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, fields
 
-import aiosqlite
 from aiohttp import web
 
 from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
+from bot.kernel import Kernel
 from bot.llm import wire_models
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app
 from bot.web.server import WebServer
+from core.agent.agent import Agent
+from core.agent.quest import AgentLimits
 from core.bus import Bus
-from core.channel import Channel
 from core.clock import Clock
 from core.commands.basic import VERSION, BasicCommands
 from core.commands.registry import CommandRegistry
@@ -49,54 +49,16 @@ from core.state import open_state_db
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Lancelot:
-    """Everything the running process holds; channels attach to it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lancelot(Kernel):
+    """The assembled process: the kernel and every subsystem's kit, complete once built."""
 
-    settings: Settings
-    home: Path
-    stack: AsyncExitStack
-    bus: Bus
-    ledger: SqliteLedger
-    state: aiosqlite.Connection
-    tokens: ActionTokens
-    viewer: ViewerAccess
-    health: HealthMonitor
-    features: FeatureFlags
-    commands: CommandRegistry
-    outbox: Outbox
-    web_port: int | None = None
-    governance: GovernanceKit | None = None
-    scheduler: Scheduler | None = None
-    skill_runner: SkillRunner | None = None
-    alerts: HealthAlerts | None = None
-    models: ModelRouter | None = None  # the model router (bot/llm.py)
-    status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
-
-    async def attach(self, channel: Channel, *, durable: bool = False) -> None:
-        """Start a channel (an async context manager) and connect it to the bus.
-
-        A durable channel's cards go through the outbox: queued in state.db, paced, retried,
-        resumed after a restart; its lanes stop before the channel does.
-        """
-        self.bus.attach(channel, outbox=self.outbox if durable else None)
-        if isinstance(channel, contextlib.AbstractAsyncContextManager):
-            await self.stack.enter_async_context(channel)
-        if durable:
-            self.stack.push_async_callback(self.outbox.stop, channel.name)
-            await self.outbox.resume(channel.name)
-
-    async def drain(self, within: float = 30.0) -> None:
-        """Finish handling what channels already published, and commit the receipts."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(within):
-                await self.bus.drained()
-        await self.ledger.flush()
-
-    @property
-    def web_url(self) -> str:
-        """Where the web app answers."""
-        return f"http://{self.settings.web.host}:{self.web_port}"
+    models: ModelRouter
+    governance: GovernanceKit | None  # None: FEATURE_SOUL is off
+    skill_runner: SkillRunner | None  # None: FEATURE_SKILLS or FEATURE_SOUL is off
+    agent: Agent
+    scheduler: Scheduler
+    alerts: HealthAlerts
 
 
 def redactor_for(settings: Settings) -> Redactor:
@@ -127,117 +89,178 @@ async def assemble(
     routes: Iterable[web.RouteDef] = (),
     delivery: DeliveryPolicy | None = None,
     clock: Clock | None = None,
+    models: ModelRouter | None = None,
+    agent_limits: AgentLimits | None = None,
+    register: Callable[[CommandRegistry], None] | None = None,
 ) -> AsyncIterator[Lancelot]:
-    """Build and start the core services; stop them in reverse order on exit.
+    """Build and start every service; stop them in reverse order on exit.
 
     Raises StorageError (one clear line) if the data directory, a database or the web port
     cannot be used. With `web_optional`, a busy port only logs a warning. `routes` are added
-    to the web app (a channel's webhook); `delivery` and `clock` tune the outbox.
+    to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
+    replaces the model router built from the settings for the agent, `agent_limits` the
+    agent's limits; `register` adds commands or button actions of the caller's (tests, an
+    embedding program). Commands and button actions are fixed once this yields.
     """
     async with AsyncExitStack() as stack:
-        home = prepare_home(settings.home)
-        secret = load_secret(settings, home)
-        ledger = await stack.enter_async_context(
-            SqliteLedger(
-                home / "ledger.db",
-                redactor=redactor_for(settings),
-                batch_size=settings.ledger.batch_size,
-                flush_interval=settings.ledger.flush_interval_ms / 1000,
-            )
+        kernel = await _start_kernel(
+            settings,
+            stack,
+            features or FeatureFlags(),
+            web=web,
+            web_optional=web_optional,
+            routes=routes,
+            delivery=delivery,
+            clock=clock,
         )
-        state = await open_state_db(home / "state.db")
-        stack.push_async_callback(state.close)
-        tokens = ActionTokens(state, secret)
-        await tokens.setup()
-        viewer = ViewerAccess(
-            state,
-            secret,
-            link_ttl=settings.web.link_ttl_seconds,
-            session_ttl=settings.web.session_ttl_seconds,
-        )
-        await viewer.setup()
-        outbox = Outbox(state, ledger, delivery, clock)
-        await outbox.setup()
-        await stack.enter_async_context(outbox)
-        health = HealthMonitor()
-        health.register("ledger", lambda: _ledger_check(ledger))
-        app = Lancelot(
-            settings=settings,
-            home=home,
-            stack=stack,
-            bus=Bus(),
-            ledger=ledger,
-            state=state,
-            tokens=tokens,
-            viewer=viewer,
-            health=health,
-            features=features or FeatureFlags(),
-            commands=CommandRegistry(),
-            outbox=outbox,
-        )
-        if web:
-            await _start_web(app, optional=web_optional, routes=routes)
-        BasicCommands(
-            registry=app.commands,
-            bus=app.bus,
-            ledger=ledger,
-            health=health,
-            features=app.features,
-            viewer=viewer if app.web_port is not None or web_optional else None,
-            public_url=settings.public_url,
-            link_ttl_seconds=settings.web.link_ttl_seconds,
-            status_fields=app.status_fields,
-        ).register()
-        app.models = await wire_models(app)
-        if app.features.enabled("SOUL"):
-            approvals = await wire_governance(app, secret)
-            await stack.enter_async_context(approvals)
-            if app.features.enabled("SKILLS") and app.governance is not None:
-                await wire_skills(app, app.governance)
-        wire_agent(app, app.models)
-        await wire_scheduler(app, clock)
+        app = await _wire(kernel, clock, models, agent_limits)
+        if register is not None:
+            register(app.commands)
         orchestrator = Orchestrator(
             app.bus,
-            ledger,
+            app.ledger,
             InputGate(
                 Sanitizer(),
                 SlidingWindowLimiter(limit=settings.limits.rate_per_minute),
                 settings.limits.max_message_chars,
             ),
             app.commands,
-            tokens,
+            app.tokens,
         )
-        await stack.enter_async_context(health)
+        app.commands.freeze()
+        await stack.enter_async_context(app.health)
         runner = asyncio.create_task(orchestrator.run(), name="orchestrator")
         stack.push_async_callback(_cancel, runner)
-        ledger.append(
+        app.ledger.append(
             Receipt(
                 action_type="system",
                 action_name="startup",
                 inputs={"version": VERSION, "web_port": app.web_port},
             )
         )
-        stack.push_async_callback(_record_shutdown, ledger)
+        stack.push_async_callback(_record_shutdown, app.ledger)
         yield app
 
 
-async def _start_web(app: Lancelot, *, optional: bool, routes: Iterable[web.RouteDef]) -> None:
-    web_app = build_web_app(
-        ledger=app.ledger,
-        access=app.viewer,
-        health=app.health,
-        page_size=app.settings.web.page_size,
-        routes=routes,
+async def _start_kernel(
+    settings: Settings,
+    stack: AsyncExitStack,
+    features: FeatureFlags,
+    *,
+    web: bool,
+    web_optional: bool,
+    routes: Iterable[web.RouteDef],
+    delivery: DeliveryPolicy | None,
+    clock: Clock | None,
+) -> Kernel:
+    """The data directory, the ledger, state.db and its stores, the outbox, the web app."""
+    home = prepare_home(settings.home)
+    secret = load_secret(settings, home)
+    ledger = await stack.enter_async_context(
+        SqliteLedger(
+            home / "ledger.db",
+            redactor=redactor_for(settings),
+            batch_size=settings.ledger.batch_size,
+            flush_interval=settings.ledger.flush_interval_ms / 1000,
+        )
     )
-    server = WebServer(web_app, app.settings.web.host, app.settings.web.port)
+    state = await open_state_db(home / "state.db")
+    stack.push_async_callback(state.close)
+    tokens = ActionTokens(state, secret)
+    await tokens.setup()
+    viewer = ViewerAccess(
+        state,
+        secret,
+        link_ttl=settings.web.link_ttl_seconds,
+        session_ttl=settings.web.session_ttl_seconds,
+    )
+    await viewer.setup()
+    outbox = Outbox(state, ledger, delivery, clock)
+    await outbox.setup()
+    await stack.enter_async_context(outbox)
+    health = HealthMonitor()
+    health.register("ledger", lambda: _ledger_check(ledger))
+    web_port = None
+    if web:
+        web_app = build_web_app(
+            ledger=ledger,
+            access=viewer,
+            health=health,
+            page_size=settings.web.page_size,
+            routes=routes,
+        )
+        web_port = await _serve(web_app, settings, stack, optional=web_optional)
+    return Kernel(
+        settings=settings,
+        home=home,
+        secret=secret,
+        stack=stack,
+        bus=Bus(),
+        ledger=ledger,
+        state=state,
+        tokens=tokens,
+        viewer=viewer,
+        health=health,
+        features=features,
+        commands=CommandRegistry(),
+        outbox=outbox,
+        web_port=web_port,
+        status_fields={},
+        receipt_links=web_port is not None or web_optional,
+    )
+
+
+async def _wire(
+    kernel: Kernel,
+    clock: Clock | None,
+    models: ModelRouter | None,
+    agent_limits: AgentLimits | None,
+) -> Lancelot:
+    """Every subsystem on the kernel, in the order they depend on each other."""
+    settings = kernel.settings
+    BasicCommands(
+        registry=kernel.commands,
+        bus=kernel.bus,
+        ledger=kernel.ledger,
+        health=kernel.health,
+        features=kernel.features,
+        viewer=kernel.viewer if kernel.receipt_links else None,
+        public_url=settings.public_url,
+        link_ttl_seconds=settings.web.link_ttl_seconds,
+        status_fields=kernel.status_fields,
+    ).register()
+    router = await wire_models(kernel, redactor_for(settings))
+    governance = await wire_governance(kernel) if kernel.features.enabled("SOUL") else None
+    skill_runner = None
+    if governance is not None and kernel.features.enabled("SKILLS"):
+        skill_runner = await wire_skills(kernel, governance)
+    agent_models = models or router
+    agent = wire_agent(kernel, agent_models, governance, agent_limits)
+    timed = await wire_scheduler(kernel, governance, skill_runner, clock)
+    return Lancelot(
+        **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
+        models=agent_models,
+        governance=governance,
+        skill_runner=skill_runner,
+        agent=agent,
+        scheduler=timed.scheduler,
+        alerts=timed.alerts,
+    )
+
+
+async def _serve(
+    web_app: web.Application, settings: Settings, stack: AsyncExitStack, *, optional: bool
+) -> int | None:
+    """Serve the web app; its port, or None when the port is busy and that is `optional`."""
+    server = WebServer(web_app, settings.web.host, settings.web.port)
     try:
-        await app.stack.enter_async_context(server)
+        await stack.enter_async_context(server)
     except StorageError as exc:
         if not optional:
             raise
         log.warning("%s; receipt links point at the instance already serving it", exc)
-        return
-    app.web_port = server.port
+        return None
+    return server.port
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bot.kernel import Kernel
 from bot.sandbox import add_shell_providers
 from bot.tools import build_tool_router
 from core.commands.registry import CommandRegistry
@@ -23,13 +23,10 @@ from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
 
-if TYPE_CHECKING:
-    from bot.app import Lancelot
-
 
 @dataclass(frozen=True, slots=True)
 class GovernanceKit:
-    """The governance parts other subsystems (skills) act through."""
+    """The governance parts other subsystems (skills, the agent) act through."""
 
     policy: PolicyEngine
     executor: Executor
@@ -67,16 +64,16 @@ def _reminder_seconds(soul: Soul) -> float | None:
     return rules.escalation.after_minutes * 60.0
 
 
-async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
-    """Register /run, /approvals, /crusader and /soul on `app` (a bot.app.Lancelot).
+async def wire_governance(app: Kernel) -> GovernanceKit:
+    """Register /run, /approvals, /crusader and /soul on the kernel; return the kit.
 
-    Returns the approval service, an async context manager the caller starts (it reconciles
+    The kit's approval service is started here, on the kernel's stack (it reconciles
     approvals left from before a restart and expires stale ones).
     """
     keeper = load_soul(app.home)
     crusader = CrusaderMode(app.state)
     await crusader.setup()
-    capabilities = CapabilityTokens(secret)
+    capabilities = CapabilityTokens(app.secret)
     policy = PolicyEngine(keeper, capabilities, crusader.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
@@ -104,8 +101,8 @@ async def wire_governance(app: Lancelot, secret: bytes) -> ApprovalService:
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
     )
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
-    app.governance = GovernanceKit(policy, executor, approvals, keeper, router)
     app.status_fields["Tools"] = lambda: (
         "safe mode (local only)" if router.in_safe_mode() else "all"
     )
-    return approvals
+    await app.stack.enter_async_context(approvals)
+    return GovernanceKit(policy, executor, approvals, keeper, router)

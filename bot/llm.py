@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 from functools import partial
-from typing import TYPE_CHECKING
 
+from bot.kernel import Kernel
 from core.llm.escalation import EscalationPolicy
 from core.llm.local import LocalProvider
 from core.llm.model_file import packaged_model_available, resolve_model
@@ -15,12 +15,10 @@ from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
 from core.llm.usage import UsageBook
 from core.llm.usage_command import UsageCommand
-
-if TYPE_CHECKING:
-    from bot.app import Lancelot
+from core.receipts.redaction import Redactor
 
 
-def local_provider(app: Lancelot) -> LocalProvider | None:
+def local_provider(app: Kernel) -> LocalProvider | None:
     """The local model, if llama-cpp-python and a GGUF are available (nothing loads yet)."""
     llm = app.settings.llm
     if importlib.util.find_spec("llama_cpp") is None:
@@ -34,13 +32,12 @@ def local_provider(app: Lancelot) -> LocalProvider | None:
     )
 
 
-async def wire_models(app: Lancelot) -> Router:
+async def wire_models(app: Kernel, redactor: Redactor) -> Router:
     """Build the router from the settings; register /usage, a health check, a status line.
 
-    The local model loads on its first use, never at startup.
+    The local model loads on its first use, never at startup. `redactor` knows every
+    configured secret: nothing the model is sent carries one.
     """
-    from bot.app import redactor_for  # the composition root's secret-aware redactor
-
     llm = app.settings.llm
     book = UsageBook(app.state)
     await book.setup()
@@ -57,7 +54,7 @@ async def wire_models(app: Lancelot) -> Router:
         ledger=app.ledger,
         usage=book,
         prices=PriceTable.with_overrides(llm.prices),
-        redactor=PiiRedactor(redactor_for(app.settings)),
+        redactor=PiiRedactor(redactor),
         local=local,
         flagship=flagship,
         escalation=EscalationPolicy(deep_over_chars=llm.deep_over_chars),

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+from bot.kernel import Kernel
 from bot.tools import HOST_SHELL_PRIORITY, SANDBOX_PRIORITY, SHELL
 from core.config import Settings
 from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits
 from core.tools.workspace import Workspace
-
-if TYPE_CHECKING:
-    from bot.app import Lancelot
 
 
 def sandbox_limits(settings: Settings) -> SandboxLimits:
@@ -31,7 +28,7 @@ def sandbox_limits(settings: Settings) -> SandboxLimits:
 
 
 async def add_shell_providers(
-    app: Lancelot, router: ToolRouter, workspace: Workspace, capabilities: CapabilityTokens
+    app: Kernel, router: ToolRouter, workspace: Workspace, capabilities: CapabilityTokens
 ) -> DockerSandbox:
     """Register the Docker sandbox (above SafeREPL) and the host shell (between them, only
     with FEATURE_TOOLS_HOST_EXECUTION) for shell.exec; start the sandbox on `app.stack` and

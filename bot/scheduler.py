@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from bot.governance import GovernanceKit
+from bot.kernel import Kernel
 from core.clock import Clock, SystemWallClock, WallClock
 from core.digest.service import DigestService
 from core.health.alert_state import AlertStateStore
@@ -18,23 +20,35 @@ from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.commands import JobCommands
 from core.scheduler.skill_jobs import skill_job
+from core.skills.runner import SkillRunner
 from soul import Soul
-
-if TYPE_CHECKING:
-    from bot.app import Lancelot
 
 log = logging.getLogger(__name__)
 
 
-def _onboarding(app: Lancelot) -> str:
+@dataclass(frozen=True, slots=True)
+class SchedulerKit:
+    """The scheduler and the health alerts wired around it."""
+
+    scheduler: Scheduler
+    alerts: HealthAlerts
+
+
+def _onboarding(kit: GovernanceKit | None) -> str:
     """READY once the settings and the Soul are loaded (the settings are, if we got here)."""
-    return READY if app.governance is not None else "SOUL_NOT_LOADED"
+    return READY if kit is not None else "SOUL_NOT_LOADED"
 
 
-async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler:
-    """Build the scheduler and everything around it on `app`; it starts catching up and
-    firing once the app is marked ready (channels attached). A clock with `time()` (tests)
-    replaces the wall clock and turns the timer off: the test drives `run_pending()`.
+async def wire_scheduler(
+    app: Kernel,
+    governance: GovernanceKit | None,
+    skills: SkillRunner | None,
+    clock: Clock | None = None,
+) -> SchedulerKit:
+    """Build the scheduler, the digest, the health checks and alerts on the kernel; the
+    scheduler starts catching up and firing once the app is marked ready (channels
+    attached). A clock with `time()` (tests) replaces the wall clock and turns the timer
+    off: the test drives `run_pending()`.
 
     Raises ConfigError (one line, exit 2) for a broken scheduler.yaml.
     """
@@ -49,10 +63,10 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
         return LOCAL_MODEL_CHECK not in (await app.health.check()).failing
 
     def soul() -> Soul | None:
-        return app.governance.keeper() if app.governance is not None else None
+        return governance.keeper() if governance is not None else None
 
     gates = Gates(
-        lambda: _onboarding(app),
+        lambda: _onboarding(governance),
         local_model,
         soul,
         enabled=lambda: app.features.enabled("SCHEDULER"),
@@ -60,19 +74,22 @@ async def wire_scheduler(app: Lancelot, clock: Clock | None = None) -> Scheduler
     store = SchedulerStore(app.home / "scheduler.db")
     scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
     await app.stack.enter_async_context(scheduler)
-    app.scheduler = scheduler
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
-    _register_jobs(app, scheduler, store, wall)
-    await _watch_health(app, scheduler, wall)
+    _register_jobs(app, scheduler, store, wall, skills)
+    alerts = await _watch_health(app, scheduler, wall, governance)
     starter = asyncio.create_task(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
-    return scheduler
+    return SchedulerKit(scheduler, alerts)
 
 
 def _register_jobs(
-    app: Lancelot, scheduler: Scheduler, store: SchedulerStore, wall: WallClock
+    app: Kernel,
+    scheduler: Scheduler,
+    store: SchedulerStore,
+    wall: WallClock,
+    skills: SkillRunner | None,
 ) -> None:
-    builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store, app.state)
+    builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store)
     digest = DigestService(
         app.bus,
         app.ledger,
@@ -89,23 +106,25 @@ def _register_jobs(
     scheduler.register("builtin:daily_digest", digest.scheduled)
     for spec in scheduler.specs.values():
         kind, _, name = spec.run.partition(":")
-        if kind == "skill" and app.skill_runner is not None:
-            runner = skill_job(app.skill_runner, name, spec.args)
+        if kind == "skill" and skills is not None:
+            runner = skill_job(skills, name, spec.args)
             scheduler.register(f"job:{spec.name}", runner)
     digest.register(app.commands)
     JobCommands(scheduler, app.tokens, app.bus, app.ledger).register(app.commands)
     register_health_command(app.commands, app.health)
 
 
-async def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) -> None:
+async def _watch_health(
+    app: Kernel, scheduler: Scheduler, wall: WallClock, governance: GovernanceKit | None
+) -> HealthAlerts:
     conf = app.settings.scheduler
     health = app.health
     health.set_interval(conf.health_interval_seconds)
-    health.onboarding_state = lambda: _onboarding(app)
+    health.onboarding_state = lambda: _onboarding(governance)
     health.scheduler_status = lambda: (scheduler.running, scheduler.last_tick_at)
     health.register("disk", disk_check(app.home, conf.disk_min_free_mb))
     health.register("scheduler", scheduler_check(scheduler))
-    health.register("delivery", delivery_check(app.state, wall.time))
+    health.register("delivery", delivery_check(app.outbox.store, wall.time))
     store = AlertStateStore(app.state)
     await store.setup()
     alerts = HealthAlerts(
@@ -119,10 +138,10 @@ async def _watch_health(app: Lancelot, scheduler: Scheduler, wall: WallClock) ->
     await alerts.restore()
     alerts.register(app.commands)
     health.listen(alerts.observe)
-    app.alerts = alerts
+    return alerts
 
 
-async def _start_when_ready(app: Lancelot, scheduler: Scheduler) -> None:
+async def _start_when_ready(app: Kernel, scheduler: Scheduler) -> None:
     await app.health.wait_ready()
     try:
         await scheduler.start()

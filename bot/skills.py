@@ -5,18 +5,15 @@ from __future__ import annotations
 import importlib.util
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bot.governance import GovernanceKit
+from bot.kernel import Kernel
 from core.skills.builtin import sync_system_skills
 from core.skills.commands import SkillCommands
 from core.skills.context import Governance
 from core.skills.proposals import SkillProposals
 from core.skills.registry import SkillRegistry
 from core.skills.runner import SkillRunner
-
-if TYPE_CHECKING:
-    from bot.app import Lancelot
-    from bot.governance import GovernanceKit
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +26,9 @@ def shipped_skills_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
-    """Register /skills on `app` and the shipped SYSTEM skills in the registry."""
+async def wire_skills(app: Kernel, kit: GovernanceKit) -> SkillRunner:
+    """Register /skills and the shipped SYSTEM skills; return the runner (scheduled skill
+    jobs run through it)."""
     registry = SkillRegistry(app.state, app.ledger, app.home / "skills")
     await registry.setup()
     shipped = shipped_skills_dir()
@@ -47,10 +45,9 @@ async def wire_skills(app: Lancelot, kit: GovernanceKit) -> SkillRegistry:
         lambda capability: capability in kit.tools.capabilities(),
     )
     runner = SkillRunner(registry, governance)
-    app.skill_runner = runner  # scheduled skill jobs run through it
     proposals = SkillProposals(
         app.state, registry, app.tokens, app.bus, app.ledger, app.home / "skill-proposals"
     )
     await proposals.setup()
     SkillCommands(app.commands, registry, runner, proposals, app.tokens).register()
-    return registry
+    return runner

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from bot.app import Lancelot, assemble
+from core.config import Settings, load_settings
+from core.features import FeatureFlags
+from tests.fakes.channel import MemoryChannel
 
 # python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
 os.environ.setdefault("PTB_TIMEDELTA", "true")
@@ -30,3 +37,41 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     # The real local model is proven in tests/core/llm; elsewhere it would only load (and be
     # assembled into every test's home) in the background.
     monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")
+
+
+def _app_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """What `@pytest.mark.app(...)` asks for (module and test markers merged, closest wins):
+    `env` (settings), `features` (FEATURE_* switches), `register` (the test's own commands
+    and button actions), `web` (serve the web app)."""
+    options: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("app"))):
+        options.update(marker.kwargs)
+    return options
+
+
+@pytest.fixture
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """Settings over this test's own LANCELOT_HOME, plus the marker's `env`."""
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), **_app_options(request).get("env", {})}
+    return load_settings(environ=env)
+
+
+@pytest.fixture
+async def app(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[Lancelot]:
+    """The one running Lancelot of a test: assembled as `lancelot run` does, no channel."""
+    options = _app_options(request)
+    async with assemble(
+        settings,
+        web=options.get("web", False),
+        features=FeatureFlags(environ=options["features"]) if "features" in options else None,
+        register=options.get("register"),
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+async def phone(app: Lancelot) -> MemoryChannel:
+    """The owner's phone, attached to `app`."""
+    channel = MemoryChannel()
+    await app.attach(channel)
+    return channel

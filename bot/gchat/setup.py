@@ -13,7 +13,7 @@ from core.errors import ConfigError
 from core.security.refusals import RefusalLog
 
 if TYPE_CHECKING:
-    from bot.app import Lancelot
+    from bot.kernel import Kernel
 
 
 def gchat_wanted(settings: Settings) -> bool:
@@ -28,7 +28,7 @@ def gchat_endpoint(settings: Settings) -> GchatEndpoint | None:
     return GchatEndpoint(PATH) if settings.gchat_enabled else None
 
 
-async def attach_gchat(app: Lancelot, *, endpoint: GchatEndpoint | None = None) -> GchatChannel:
+async def attach_gchat(app: Kernel, *, endpoint: GchatEndpoint | None = None) -> GchatChannel:
     """Start the Google Chat channel on `app`, with durable delivery through the outbox.
 
     Raises ConfigError when the endpoint is enabled but not served, or the service account
@@ -65,6 +65,6 @@ class GchatWiring:
         """Routes for `assemble(routes=...)`."""
         return self.endpoint.routes() if self.endpoint is not None else []
 
-    async def attach(self, app: Lancelot) -> GchatChannel:
+    async def attach(self, app: Kernel) -> GchatChannel:
         """Start the channel on the assembled app."""
         return await attach_gchat(app, endpoint=self.endpoint)

@@ -13,7 +13,7 @@ from core.errors import ConfigError
 from core.security.refusals import RefusalLog
 
 if TYPE_CHECKING:
-    from bot.app import Lancelot
+    from bot.kernel import Kernel
 
 
 def webhook_endpoint(settings: Settings) -> WebhookEndpoint | None:
@@ -26,7 +26,7 @@ def webhook_endpoint(settings: Settings) -> WebhookEndpoint | None:
 
 
 async def attach_telegram(
-    app: Lancelot,
+    app: Kernel,
     *,
     webhook: WebhookEndpoint | None = None,
     tuning: TelegramTuning | None = None,

@@ -65,25 +65,46 @@ class Command:
 
 
 class CommandRegistry:
-    """The commands that work right now; /help lists exactly these."""
+    """The commands that work right now; /help lists exactly these.
+
+    Filled while the app is assembled, then frozen (as aiohttp freezes an application): from
+    then on what answers a command, a button or free text cannot change.
+    """
 
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
         self._actions: dict[str, PressHandler] = {}
         self._free_text: FreeTextHandler | None = None
+        self._frozen = False
+
+    def freeze(self) -> None:
+        """No registration from now on."""
+        self._frozen = True
+
+    @property
+    def frozen(self) -> bool:
+        """Whether registration is over."""
+        return self._frozen
+
+    def _check_open(self, what: str) -> None:
+        if self._frozen:
+            raise RuntimeError(f"cannot register {what}: the command registry is frozen")
 
     def command(self, name: str, summary: str, handler: CommandHandler, usage: str = "") -> None:
         """Register one of the fixed commands."""
+        self._check_open(f"/{name}")
         if name not in FIXED_COMMANDS:
             raise ValueError(f"/{name} is not one of Lancelot's commands")
         self._commands[name] = Command(name, summary, handler, usage)
 
     def action(self, name: str, handler: PressHandler) -> None:
         """Register what a button action does."""
+        self._check_open(f"the {name} action")
         self._actions[name] = handler
 
     def free_text(self, handler: FreeTextHandler) -> None:
         """Register who answers messages that are not commands (the agent)."""
+        self._check_open("the free-text handler")
         self._free_text = handler
 
     @property

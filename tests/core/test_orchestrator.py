@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from bot.app import Lancelot, assemble
-from core.config import load_settings
+from bot.app import Lancelot
 from core.events import Button, ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[Lancelot]:
-    settings = load_settings(
-        environ={
-            "LANCELOT_HOME": str(tmp_path / "home"),
-            "LANCELOT_LIMITS_RATE_PER_MINUTE": "10",
-            "LANCELOT_LIMITS_MAX_MESSAGE_CHARS": "2000",
-        }
-    )
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
-
-
-@pytest.fixture
-async def phone(app: Lancelot) -> MemoryChannel:
-    channel = MemoryChannel()
-    await app.attach(channel)
-    return channel
+pytestmark = pytest.mark.app(
+    env={"LANCELOT_LIMITS_RATE_PER_MINUTE": "10", "LANCELOT_LIMITS_MAX_MESSAGE_CHARS": "2000"}
+)
 
 
 async def receipts(app: Lancelot, **filters: str) -> list[tuple[str, str, str]]:
@@ -117,13 +97,14 @@ async def test_prompt_injection_is_refused_and_recorded(
     assert "\u200b" not in refused.outputs
 
 
+async def _done(ctx: object) -> Card:
+    return Card(kind=CardKind.NOTICE, title="Done")
+
+
+@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
 async def test_valid_button_runs_its_action_and_edits_the_card(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
-    async def on_press(ctx: object) -> Card:
-        return Card(kind=CardKind.NOTICE, title="Done")
-
-    app.commands.action("demo", on_press)  # type: ignore[arg-type]
     card = Card(kind=CardKind.NOTICE, title="Pick")
     token = await app.tokens.issue("demo", {"n": 1}, card.correlation_id)
     card = Card(

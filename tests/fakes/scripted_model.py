@@ -117,3 +117,41 @@ def tool_said(request: CompletionRequest) -> dict[str, Any]:
     last: Message = next(m for m in reversed(request.messages) if m.role is Role.TOOL)
     parsed: dict[str, Any] = json.loads(last.content)
     return parsed
+
+
+class RouterRelay:
+    """A ModelRouter that passes every call to `target`, so a test can give a running app's
+    agent a new script without rewiring it (the app's registries are frozen)."""
+
+    def __init__(self, target: Any = None) -> None:
+        self.target: Any = target or ScriptedRouter(flagship=False)
+
+    def has_flagship(self) -> bool:
+        return bool(self.target.has_flagship())
+
+    def has_local(self) -> bool:
+        has_local = getattr(self.target, "has_local", None)
+        return True if has_local is None else bool(has_local())
+
+    def local_ready(self) -> bool:
+        local_ready = getattr(self.target, "local_ready", None)
+        return True if local_ready is None else bool(local_ready())
+
+    def warm_local(self) -> None:
+        warm_local = getattr(self.target, "warm_local", None)
+        if warm_local is not None:
+            warm_local()
+
+    async def complete(
+        self,
+        request: CompletionRequest,
+        *,
+        task_type: str,
+        lane: Lane = Lane.FLAGSHIP_FAST,
+        parent_id: str | None = None,
+        quest_id: str | None = None,
+    ) -> Completion:
+        completion: Completion = await self.target.complete(
+            request, task_type=task_type, lane=lane, parent_id=parent_id, quest_id=quest_id
+        )
+        return completion

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from bot.app import Lancelot, assemble
+from bot.app import Lancelot
 from bot.console.channel import MAX_LINE, ConsoleChannel
-from core.config import load_settings
 from core.events import Button, Card, CardKind
-
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[Lancelot]:
-    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
 
 
 async def console_for(app: Lancelot) -> tuple[ConsoleChannel, asyncio.StreamReader, io.StringIO]:
@@ -43,15 +33,23 @@ async def test_typed_command_is_answered(app: Lancelot) -> None:
     assert "/status - uptime" in out.getvalue()
 
 
-async def test_buttons_are_numbered_and_picked_by_number(app: Lancelot) -> None:
+PRESSED: list[str] = []
+
+
+async def _choose(ctx: object) -> Card:
+    PRESSED.append("yes")
+    return Card(kind=CardKind.NOTICE, title="Chosen: yes")
+
+
+@pytest.fixture
+def pressed() -> list[str]:
+    PRESSED.clear()
+    return PRESSED
+
+
+@pytest.mark.app(register=lambda commands: commands.action("choose", _choose))
+async def test_buttons_are_numbered_and_picked_by_number(app: Lancelot, pressed: list[str]) -> None:
     _console, reader, out = await console_for(app)
-    pressed: list[str] = []
-
-    async def on_press(ctx: object) -> Card:
-        pressed.append("yes")
-        return Card(kind=CardKind.NOTICE, title="Chosen: yes")
-
-    app.commands.action("choose", on_press)  # type: ignore[arg-type]
     card_id = "card-42"
     yes = await app.tokens.issue("choose", {}, card_id)
     no = await app.tokens.issue("choose", {}, card_id)

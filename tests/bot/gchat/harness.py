@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
 from bot.gchat import GchatChannel, attach_gchat, gchat_endpoint
 from bot.telegram import TelegramChannel, attach_telegram, webhook_endpoint
+from core.commands.registry import CommandRegistry
 from core.config import Settings, load_settings
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
@@ -85,13 +86,18 @@ class Running:
 
 @contextlib.asynccontextmanager
 async def running(
-    google: FakeGoogle, settings: Settings, *, tg: FakeTelegram | None = None
+    google: FakeGoogle,
+    settings: Settings,
+    *,
+    tg: FakeTelegram | None = None,
+    register: Callable[[CommandRegistry], None] | None = None,
 ) -> AsyncIterator[Running]:
-    """assemble() + attach_telegram() + attach_gchat(), as `lancelot run` does."""
+    """assemble() + attach_telegram() + attach_gchat(), as `lancelot run` does (`register`:
+    the test's own commands and button actions)."""
     endpoint = gchat_endpoint(settings)
     hook = webhook_endpoint(settings) if tg is not None else None
     routes = [*(endpoint.routes() if endpoint else ()), *(hook.routes() if hook else ())]
-    async with assemble(settings, routes=routes, delivery=QUICK) as app:
+    async with assemble(settings, routes=routes, delivery=QUICK, register=register) as app:
         telegram = None
         if tg is not None:
             telegram = await attach_telegram(app, webhook=hook, tuning=TUNING)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.commands.registry import PressContext
+from core.commands.registry import CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
 from tests.fakes.gchat import FakeGoogle, texts
 from tests.fakes.gchat.user import Format
@@ -96,14 +96,17 @@ async def test_a_body_that_is_no_event_gets_400(google: FakeGoogle, tmp_path: Pa
 
 
 async def test_a_strangers_click_spends_nothing(google: FakeGoogle, tmp_path: Path) -> None:
-    async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
-        pressed: list[str] = []
+    pressed: list[str] = []
 
-        async def on_press(ctx: PressContext) -> Card:
-            pressed.append(ctx.event.sender_id)
-            return Card(kind=CardKind.NOTICE, title="Done", correlation_id=ctx.card_id)
+    async def on_press(ctx: PressContext) -> Card:
+        pressed.append(ctx.event.sender_id)
+        return Card(kind=CardKind.NOTICE, title="Done", correlation_id=ctx.card_id)
 
-        lancelot.app.commands.action("demo", on_press)
+    def register(commands: CommandRegistry) -> None:
+        commands.action("demo", on_press)
+
+    settings = settings_for(google, tmp_path / "home")
+    async with running(google, settings, register=register) as lancelot:
         token = await lancelot.app.tokens.issue("demo", {}, "card-9")
         card = Card(
             kind=CardKind.NOTICE,

@@ -13,9 +13,11 @@ from typing import Any
 from bot.app import Lancelot, assemble
 from bot.telegram import TelegramChannel, TelegramTuning, attach_telegram, webhook_endpoint
 from core.clock import Clock
+from core.commands.registry import CommandRegistry
 from core.config import Settings, load_settings
 from core.delivery.outbox import DeliveryPolicy
 from core.events import Button, Card, CardKind
+from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram, SentMessage
@@ -102,11 +104,19 @@ async def running(
     policy: DeliveryPolicy = QUICK,
     clock: Clock | None = None,
     tuning: TelegramTuning = TUNING,
+    models: ModelRouter | None = None,
+    register: Callable[[CommandRegistry], None] | None = None,
 ) -> AsyncIterator[Running]:
-    """assemble() + attach_telegram(), as `lancelot run` does."""
+    """assemble() + attach_telegram(), as `lancelot run` does (`models`: the agent's model;
+    `register`: the test's own commands and button actions)."""
     hook = webhook_endpoint(settings)
     async with assemble(
-        settings, routes=hook.routes() if hook else (), delivery=policy, clock=clock
+        settings,
+        routes=hook.routes() if hook else (),
+        delivery=policy,
+        clock=clock,
+        models=models,
+        register=register,
     ) as app:
         channel = await attach_telegram(app, webhook=hook, tuning=tuning)
         app.health.mark_ready()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.agent import wire_agent
 from core.llm.types import Completion, CompletionRequest
 from tests.fakes.scripted_model import ScriptedRouter, call, final, tool_said
 from tests.fakes.telegram import FakeTelegram
@@ -23,15 +22,12 @@ def report(request: CompletionRequest) -> Completion:
 async def test_the_owner_approves_the_agents_delete_from_the_chat(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
-    async with running(tg, settings_for(tg, tmp_path / "home")) as lancelot:
+    model = ScriptedRouter(
+        [call("run_command", command="rm /workspace/old.txt"), report], latency=0.2
+    )
+    async with running(tg, settings_for(tg, tmp_path / "home"), models=model) as lancelot:
         target = lancelot.app.home / "workspace" / "old.txt"
         target.write_text("bye")
-        wire_agent(
-            lancelot.app,
-            ScriptedRouter(
-                [call("run_command", command="rm /workspace/old.txt"), report], latency=0.2
-            ),
-        )
         approval = await lancelot.say("please delete old.txt")
         assert approval["plain_text"].startswith("Approve this T3 action?")
         assert approval["reply_markup"] is not None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 
-from core.commands.registry import CommandContext
+from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram.html_check import format_text
@@ -35,14 +35,15 @@ async def test_start_greets_the_owner_and_the_menu_lists_the_commands(
 async def test_status_shows_fields_and_typing_while_slow_work_runs(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
-    async with running(tg, settings_for(tg, tmp_path)) as lancelot:
+    async def slow(ctx: CommandContext) -> Card:
+        await asyncio.sleep(0.3)
+        return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
+
+    def register(commands: CommandRegistry) -> None:
+        commands.command("digest", "a slow one", slow)
+
+    async with running(tg, settings_for(tg, tmp_path), register=register) as lancelot:
         status = await lancelot.say("/status@lancelot_test_bot")
-
-        async def slow(ctx: CommandContext) -> Card:
-            await asyncio.sleep(0.3)
-            return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
-
-        lancelot.app.commands.command("digest", "a slow one", slow)
         digest = await lancelot.say("/digest")
 
     assert status["plain_text"].startswith("Status")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent import wire_agent
 from core.agent.quest import AgentLimits
 from core.llm.intent import KINDS, Intent, heuristic_intent
 from core.llm.types import Completion, CompletionRequest, Lane
@@ -142,7 +141,7 @@ async def test_a_local_model_still_loading_is_warmed_and_keywords_answer_meanwhi
     router = LoadingRouter(
         (final("An answer."), final("Another answer.")), local=local_model("CONVERSATIONAL")
     )
-    wire_agent(lancelot.app, router)
+    lancelot.use(router)
     await lancelot.say("delete old.txt")
     assert router.warmed == 1  # loading started, and this message did not wait for it
     router.ready = True

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import Lancelot, assemble
-from core.config import Settings, load_settings
+from bot.app import Lancelot
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal, touched_paths
@@ -120,13 +119,6 @@ def test_touched_paths_stay_inside_the_workspace(workspace: Workspace) -> None:
     action = ToolAction(SHELL, "cp -r a ../../etc/passwd b", {"path": "c", "dst": "/etc"})
     names = [workspace.display(p) for p in touched_paths(action, workspace)]
     assert names == ["/workspace/a", "/workspace/b", "/workspace/c"]
-
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[Lancelot]:
-    settings: Settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
 
 
 async def test_run_from_chat_undoes_a_failed_step(app: Lancelot) -> None:

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.app import Lancelot, assemble
-from core.config import Settings, load_settings
+from core.config import Settings
 from core.events import ButtonPress, CardKind
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-
-
-@pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[Lancelot]:
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
 
 
 async def phone_for(app: Lancelot) -> MemoryChannel:

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-
-import pytest
+from collections.abc import Callable
 
 from bot.app import Lancelot, assemble
-from core.config import Settings, load_settings
+from core.config import Settings
 from core.events import ButtonPress, Card, CardKind, MessageRef
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-
-
-@pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[Lancelot]:
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
 
 
 async def test_soul_amendment_from_chat(app: Lancelot) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,14 @@ from tests.fakes.owner import say
 
 
 @pytest.fixture
-async def app_without_engine(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Lancelot]:
+def no_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Docker client finds no engine where it looks."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
+
+
+@pytest.fixture
+def app_without_engine(no_engine: None, app: Lancelot) -> Lancelot:
+    return app
 
 
 async def test_a_shell_command_fails_with_a_clear_message(app_without_engine: Lancelot) -> None:

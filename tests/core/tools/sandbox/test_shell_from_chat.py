@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from bot.app import Lancelot, assemble
-from core.config import load_settings
+from bot.app import Lancelot
+from core.config import Settings, load_settings
 from core.events import CardKind
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
@@ -17,12 +16,11 @@ from tests.fakes.owner import say, tap
 
 
 @pytest.fixture
-async def app(tmp_path: Path, docker_image: str) -> AsyncIterator[Lancelot]:
-    settings = load_settings(
+def settings(tmp_path: Path, docker_image: str) -> Settings:
+    """The `app` fixture's settings, with the sandbox image the tests built."""
+    return load_settings(
         environ={"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_SANDBOX_IMAGE": docker_image}
     )
-    async with assemble(settings, web=False) as lancelot:
-        yield lancelot
 
 
 async def phone_for(app: Lancelot) -> MemoryChannel:
