@@ -1,4 +1,4 @@
-"""What a digest reports, read from the ledger (and the approvals and scheduler tables)."""
+"""What a digest reports, read from the ledger (and asked of the approvals and the scheduler)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import aiosqlite
-
+from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
 from core.receipts.model import StoredReceipt
 from core.scheduler.job import QUIET_NOTE
@@ -76,13 +75,14 @@ def _meta(receipt: StoredReceipt) -> dict[str, object]:
 
 async def collect(
     ledger: ReceiptStore,
-    state: aiosqlite.Connection,
+    approvals: ApprovalStore | None,
     since: float,
     until: float,
     runs: Iterable[RunRecord] = (),
 ) -> DigestData:
     """Everything the digest covers for [since, until); `runs` (the scheduler's history for
-    the period) adds the quiet runs, which have no receipt."""
+    the period) adds the quiet runs, which have no receipt. `approvals` is None when
+    governance is off (nothing can be pending)."""
     await ledger.flush()
     data = DigestData(since, until)
     for run in await receipts_between(ledger, since, until, action_type="tool_run"):
@@ -91,7 +91,8 @@ async def collect(
         count = len(await receipts_between(ledger, since, until, action_type=kind))
         if count:
             data.approvals_decided[kind.removeprefix("approval_")] = count
-    data.approvals_pending = await _pending_approvals(state)
+    if approvals is not None:
+        data.approvals_pending = await approvals.count(ApprovalState.PENDING)
     for failed in await receipts_between(ledger, since, until, status="failure"):
         if failed.action_type in HEALTH_KINDS:
             continue  # reported as health transitions
@@ -121,12 +122,3 @@ async def _jobs(ledger: ReceiptStore, since: float, until: float, data: DigestDa
             data.jobs[f"{run.action_name} {outcome}"] += 1
             if outcome == "missed":
                 data.misses.append(f"{run.action_name} ({run.timestamp[:16].replace('T', ' ')})")
-
-
-async def _pending_approvals(state: aiosqlite.Connection) -> int:
-    try:
-        async with state.execute("SELECT COUNT(*) FROM approvals WHERE state = 'pending'") as cur:
-            row = await cur.fetchone()
-    except aiosqlite.OperationalError:  # governance is off: no approvals table
-        return 0
-    return int(row[0]) if row else 0

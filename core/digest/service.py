@@ -7,14 +7,13 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-import aiosqlite
-
 from core.bus import Bus
 from core.clock import WallClock
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.digest.card import digest_card, failures_card
 from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind
+from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.scheduler.job import JobContext
@@ -31,11 +30,11 @@ FIRST_PERIOD = 86400.0  # the first digest looks back one day
 
 @dataclass
 class DigestService:
-    """Builds and sends digests."""
+    """Builds and sends digests. `approvals` is None when governance is off."""
 
     bus: Bus
     ledger: ReceiptStore
-    state: aiosqlite.Connection
+    approvals: ApprovalStore | None
     store: SchedulerStore
     tokens: ActionTokens
     wall: WallClock
@@ -115,7 +114,7 @@ class DigestService:
 
     async def _collect(self, since: float, until: float) -> DigestData:
         runs = [r for r in await self.store.runs_since(since) if r.started_at < until]
-        return await collect(self.ledger, self.state, since, until, runs)
+        return await collect(self.ledger, self.approvals, since, until, runs)
 
     async def _again(self, ctx: PressContext) -> Card | None:
         """The digest card with fresh buttons (a press spends every token of its card)."""
@@ -136,28 +135,12 @@ class DigestService:
         return await self._again(ctx)
 
     async def _show_approvals(self, ctx: PressContext) -> Card | None:
-        lines = []
-        try:
-            async with self.state.execute(
-                "SELECT action, tier, created_at FROM approvals WHERE state = 'pending'"
-                " ORDER BY created_at LIMIT 20"
-            ) as cur:
-                rows = await cur.fetchall()
-        except aiosqlite.OperationalError:
-            rows = []
-        for action, tier, _created in rows:
-            lines.append(f"- {tier}: {_describe(action)}")
+        pending = []
+        if self.approvals is not None:
+            pending = await self.approvals.in_states(ApprovalState.PENDING, limit=20)
+        lines = [f"- {a.tier}: {a.action.describe()[:200]}" for a in pending]
         body = "\n".join(lines) or "Nothing is waiting for you."
         if lines:
             body += "\n\n/approvals sends their cards again."
         await self._reply(ctx, Card(kind=CardKind.REPLY, title="Pending approvals", body=body))
         return await self._again(ctx)
-
-
-def _describe(action_json: str) -> str:
-    from core.tools.action import ToolAction
-
-    try:
-        return ToolAction.from_json(action_json).describe()[:200]
-    except (ValueError, KeyError):
-        return "(unreadable action)"

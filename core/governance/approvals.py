@@ -157,12 +157,22 @@ class ApprovalStore:
             row = await cur.fetchone()
         return _row(tuple(row)) if row else None
 
-    async def in_states(self, *states: ApprovalState) -> list[Approval]:
-        """Approvals in any of the given states, oldest first."""
+    async def in_states(self, *states: ApprovalState, limit: int | None = None) -> list[Approval]:
+        """Approvals in any of the given states, oldest first (the first `limit` of them)."""
         marks = ", ".join("?" * len(states))
-        sql = f"SELECT {_COLUMNS} FROM approvals WHERE state IN ({marks}) ORDER BY created_at"
-        async with self._db.execute(sql, [str(s) for s in states]) as cur:
+        sql = (
+            f"SELECT {_COLUMNS} FROM approvals WHERE state IN ({marks}) ORDER BY created_at LIMIT ?"
+        )
+        params = [*(str(s) for s in states), -1 if limit is None else limit]  # -1: no limit
+        async with self._db.execute(sql, params) as cur:
             return [_row(tuple(r)) for r in await cur.fetchall()]
+
+    async def count(self, state: ApprovalState) -> int:
+        """How many approvals are in `state`."""
+        sql = "SELECT COUNT(*) FROM approvals WHERE state = ?"
+        async with self._db.execute(sql, (str(state),)) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
 
     async def move(
         self, approval_id: str, old: ApprovalState, new: ApprovalState, **changes: object
