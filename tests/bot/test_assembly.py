@@ -38,9 +38,7 @@ async def test_no_command_or_button_can_be_registered_after_assembly(app: Lancel
         app.commands.free_text(handler)  # type: ignore[arg-type]
 
 
-async def test_what_assembly_registered_still_answers(
-    app: Lancelot, phone: MemoryChannel
-) -> None:
+async def test_what_assembly_registered_still_answers(app: Lancelot, phone: MemoryChannel) -> None:
     card = await say(app, phone, "/status")
     assert card.title == "Status"
 
