@@ -31,6 +31,7 @@ class GovernanceKit:
     policy: PolicyEngine
     executor: Executor
     approvals: ApprovalService
+    approval_store: ApprovalStore  # what the digest asks about pending approvals
     keeper: SoulKeeper
     tools: ToolRouter
 
@@ -105,4 +106,4 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
         "safe mode (local only)" if router.in_safe_mode() else "all"
     )
     await app.stack.enter_async_context(approvals)
-    return GovernanceKit(policy, executor, approvals, keeper, router)
+    return GovernanceKit(policy, executor, approvals, store, keeper, router)

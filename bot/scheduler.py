@@ -11,6 +11,7 @@ from bot.governance import GovernanceKit
 from bot.kernel import Kernel
 from core.clock import Clock, SystemWallClock, WallClock
 from core.digest.service import DigestService
+from core.governance.approvals import ApprovalStore
 from core.health.alert_state import AlertStateStore
 from core.health.alerts import HealthAlerts
 from core.health.card import register_health_command
@@ -75,7 +76,8 @@ async def wire_scheduler(
     scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
     await app.stack.enter_async_context(scheduler)
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
-    _register_jobs(app, scheduler, store, wall, skills)
+    approvals = governance.approval_store if governance is not None else None
+    _register_jobs(app, scheduler, store, wall, skills, approvals)
     alerts = await _watch_health(app, scheduler, wall, governance)
     starter = asyncio.create_task(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
@@ -88,12 +90,13 @@ def _register_jobs(
     store: SchedulerStore,
     wall: WallClock,
     skills: SkillRunner | None,
+    approvals: ApprovalStore | None,
 ) -> None:
     builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store)
     digest = DigestService(
         app.bus,
         app.ledger,
-        app.state,
+        approvals,
         store,
         app.tokens,
         wall,
