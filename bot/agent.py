@@ -7,7 +7,6 @@ from bot.kernel import Kernel
 from core.agent.agent import CARRY_OUT, Agent
 from core.agent.quest import AgentLimits
 from core.agent.workspace_tools import default_tools
-from core.governance.gateway import ToolGateway
 from core.llm.types import ModelRouter
 from core.tools.workspace import Workspace
 
@@ -23,7 +22,7 @@ def wire_agent(
     Its tools act through governance (`kit`); without it (FEATURE_SOUL off) the model gets
     no way to act, only to answer.
     """
-    gateway = ToolGateway(kit.policy, kit.approvals, kit.executor, app.ledger) if kit else None
+    gateway = kit.gateway if kit is not None else None
     agent = Agent(
         models,
         default_tools(Workspace(app.home / "workspace")),

@@ -15,6 +15,7 @@ from core.governance.approvals import ApprovalStore
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
+from core.governance.gateway import ToolGateway
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
@@ -29,7 +30,7 @@ class GovernanceKit:
     """The governance parts other subsystems (skills, the agent) act through."""
 
     policy: PolicyEngine
-    executor: Executor
+    gateway: ToolGateway  # the one governed path: /run, the agent's tools and skills
     approvals: ApprovalService
     approval_store: ApprovalStore  # what the digest asks about pending approvals
     keeper: SoulKeeper
@@ -93,9 +94,10 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
     )
+    gateway = ToolGateway(policy, approvals, executor, app.ledger)
     registry: CommandRegistry = app.commands
     GovernanceCommands(
-        registry, policy, approvals, executor, crusader, workspace, app.ledger, keeper
+        registry, gateway, approvals, crusader, workspace, app.ledger, keeper
     ).register()
     SoulCommands(registry, keeper, app.tokens, app.ledger).register()
     app.status_fields["Crusader"] = lambda: (
@@ -106,4 +108,4 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
         "safe mode (local only)" if router.in_safe_mode() else "all"
     )
     await app.stack.enter_async_context(approvals)
-    return GovernanceKit(policy, executor, approvals, store, keeper, router)
+    return GovernanceKit(policy, gateway, approvals, store, keeper, router)

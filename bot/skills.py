@@ -38,11 +38,7 @@ async def wire_skills(app: Kernel, kit: GovernanceKit) -> SkillRunner:
         for problem in await sync_system_skills(registry, shipped):
             log.warning("skills: %s", problem)
     governance = Governance(
-        kit.policy,
-        kit.executor,
-        kit.approvals,
-        app.ledger,
-        lambda capability: capability in kit.tools.capabilities(),
+        kit.gateway, app.ledger, lambda capability: capability in kit.tools.capabilities()
     )
     runner = SkillRunner(registry, governance)
     proposals = SkillProposals(

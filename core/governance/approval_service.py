@@ -17,7 +17,8 @@ from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
-from core.governance.execution import Executor
+from core.governance.execution import Executor, RunReport
+from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
@@ -73,10 +74,11 @@ class ApprovalService:
 
     async def request(
         self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
-    ) -> Card:
-        """Create the approval, send its card to the owner everywhere, return the card."""
+    ) -> str:
+        """Create the approval, send its card to the owner everywhere; return its id."""
         approval = await self._create(action, decision, via, quest_id)
-        return await self._send_pending(approval)
+        await self._send_pending(approval)
+        return approval.id
 
     async def request_and_wait(
         self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
@@ -92,13 +94,13 @@ class ApprovalService:
         finally:
             self._waiters.unwatch(approval.id, waiter)
 
-    async def _settle(self, approval_id: str, run_parent_id: str | None = None) -> None:
-        """Wake whoever waits for this approval with its final state."""
+    async def _settle(self, approval_id: str, report: RunReport | None = None) -> None:
+        """Wake whoever waits for this approval with its final state (and what ran)."""
         if not self._waiters.wanted(approval_id):
             return
         approval = await self._store.get(approval_id)
         if approval is not None:
-            self._waiters.settle(Settlement(approval, run_parent_id))
+            self._waiters.settle(Settlement(approval, report))
 
     async def _create(
         self, action: ToolAction, decision: Decision, via: str, quest_id: str | None
@@ -109,7 +111,7 @@ class ApprovalService:
         )
         await self._ledger.append_durable(
             Receipt(
-                action_type="approval_requested",
+                action_type=GovernanceReceipt.APPROVAL_REQUESTED,
                 action_name=action.capability,
                 inputs={"command": action.describe(), "action_hash": action.digest},
                 outputs={"approval_id": approval.id, "expires_at": approval.expires_at},
@@ -137,7 +139,7 @@ class ApprovalService:
             await self._store.add_copy(approval.id, ref)
         self._record(
             approval,
-            "approval_reminded",
+            GovernanceReceipt.APPROVAL_REMINDED,
             f"still undecided; lapses at {clock_text(approval.expires_at)}",
             ReceiptStatus.PENDING,
             None,
@@ -174,7 +176,7 @@ class ApprovalService:
         ):
             self._record(
                 approval,
-                "approval_refused",
+                GovernanceReceipt.APPROVAL_REFUSED,
                 "the action changed since the card was sent",
                 ReceiptStatus.REFUSED,
                 ctx.receipt_id,
@@ -196,7 +198,7 @@ class ApprovalService:
             ):
                 self._record(
                     approval,
-                    "approval_denied",
+                    GovernanceReceipt.APPROVAL_DENIED,
                     f"denied by {who} via {via}",
                     ReceiptStatus.SUCCESS,
                     ctx.receipt_id,
@@ -212,7 +214,7 @@ class ApprovalService:
         ):
             self._record(
                 approval,
-                "approval_granted",
+                GovernanceReceipt.APPROVAL_GRANTED,
                 f"approved by {who} via {via}",
                 ReceiptStatus.SUCCESS,
                 ctx.receipt_id,
@@ -227,7 +229,7 @@ class ApprovalService:
             return
         approval = await self._store.get(approval_id)
         assert approval is not None
-        result = await self._executor.execute(
+        report = await self._executor.execute(
             approval.action,
             approval.tier,
             parent_id=parent_id,
@@ -246,9 +248,9 @@ class ApprovalService:
             ApprovalState.EXECUTING,
             ApprovalState.EXECUTED,
             finished_at=self._clock(),
-            result=result,
+            result=report.text,
         )
-        await self._settle(approval_id, parent_id)
+        await self._settle(approval_id, report)
 
     async def outcome_card(self, approval: Approval, note: str = "") -> Card:
         """The card after a decision (core.governance.approval_cards)."""
@@ -274,7 +276,7 @@ class ApprovalService:
             )
             self._record(
                 approval,
-                "approval_interrupted",
+                GovernanceReceipt.APPROVAL_INTERRUPTED,
                 "was running when Lancelot stopped; not run again",
                 ReceiptStatus.FAILURE,
                 None,
@@ -297,7 +299,7 @@ class ApprovalService:
         ):
             self._record(
                 approval,
-                "approval_expired",
+                GovernanceReceipt.APPROVAL_EXPIRED,
                 "no decision before the deadline",
                 ReceiptStatus.SKIPPED,
                 None,

@@ -11,10 +11,9 @@ from core.errors import PolicyDenied
 from core.events import Card, CardKind
 from core.governance.approval_service import DECIDE, ApprovalService
 from core.governance.crusader import CrusaderMode
-from core.governance.execution import Executor
-from core.governance.policy import Decision, PolicyEngine, Verdict
+from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.model import Receipt
 from core.tools.action import ToolAction
 from core.tools.workspace import Workspace
 from soul import Soul
@@ -48,9 +47,8 @@ class GovernanceCommands:
     """Handlers wired by the composition root."""
 
     registry: CommandRegistry
-    policy: PolicyEngine
+    gateway: ToolGateway
     approvals: ApprovalService
-    executor: Executor
     crusader: CrusaderMode
     workspace: Workspace
     ledger: ReceiptStore
@@ -66,32 +64,26 @@ class GovernanceCommands:
         self.registry.action(DECIDE, self.approvals.on_press)
 
     async def run(self, ctx: CommandContext) -> Card | None:
-        """Decide, then refuse, ask, or run."""
+        """Through the one governed path: refuse, ask (the card is the answer), or run."""
         command = ctx.args.strip()
         if not command:
             return Card(CardKind.REPLY, "Usage", "/run <command>, for example /run ls -la")
-        action = ToolAction(SHELL, command, _facts(command, self.workspace))
-        decision = self.policy.decide(action)
-        self._record(action, decision, ctx.receipt_id)
-        if decision.verdict is Verdict.DENY:
-            return _denied_card(action, decision)
-        if decision.verdict is Verdict.NEEDS_APPROVAL:
-            await self.approvals.request(action, decision, ctx.event.channel, ctx.receipt_id)
-            return None  # the approval card itself is the answer
-        if decision.auto_approved:
-            self._record_auto_approval(action, decision, ctx.receipt_id)
-        outcome = await self.executor.execute(
-            action,
-            decision.tier,
-            capability=decision.capability,
+        outcome = await self.gateway.run(
+            shell_action(command, self.workspace),
+            via=ctx.event.channel,
             parent_id=ctx.receipt_id,
             quest_id=ctx.receipt_id,
-            policy=decision.snapshot(),
+            wait=False,
         )
-        rolled_back = await self.executor.finish(ctx.receipt_id)
+        if outcome.kind is OutcomeKind.DENIED:
+            return _denied_card(outcome)
+        if outcome.kind is OutcomeKind.WAITING:
+            return None  # the approval card itself is the answer
+        text = outcome.text
+        rolled_back = await self.gateway.finish(ctx.receipt_id)
         if rolled_back is not None:
-            outcome += "\n\nThe step failed its check, so its changes were undone."
-        return Card(CardKind.REPLY, f"/run {decision.tier}", f"$ {command}\n{outcome}")
+            text += "\n\nThe step failed its check, so its changes were undone."
+        return Card(CardKind.REPLY, f"/run {outcome.tier}", f"$ {command}\n{text}")
 
     async def pending(self, ctx: CommandContext) -> Card | None:
         """Resend every pending approval card here (any copy decides for all)."""
@@ -125,37 +117,9 @@ class GovernanceCommands:
             "T3 actions and anything the Soul says must be asked still wait for you.",
         )
 
-    def _record(self, action: ToolAction, decision: Decision, parent_id: str) -> None:
-        self.ledger.append(
-            Receipt(
-                action_type="policy_decision",
-                action_name=str(decision.verdict),
-                inputs={"command": action.describe(), "action_hash": action.digest},
-                outputs=decision.snapshot(),
-                status=ReceiptStatus.REFUSED
-                if decision.verdict is Verdict.DENY
-                else ReceiptStatus.SUCCESS,
-                parent_id=parent_id,
-                quest_id=parent_id,
-                metadata={"tier": decision.tier},
-            )
-        )
 
-    def _record_auto_approval(self, action: ToolAction, decision: Decision, parent: str) -> None:
-        self.ledger.append(
-            Receipt(
-                "crusader_auto_approval",
-                action.capability,
-                inputs={"command": action.describe()},
-                outputs=decision.snapshot(),
-                parent_id=parent,
-                quest_id=parent,
-            )
-        )
-
-
-def _denied_card(action: ToolAction, decision: Decision) -> Card:
-    body = f"$ {action.describe()}\n{decision.reason}"
-    if decision.alternatives:
-        body += "\n\nInstead you could:\n" + "\n".join(f"- {a}" for a in decision.alternatives)
-    return Card(CardKind.REPLY, f"Not allowed (rule {', '.join(decision.rules)})", body)
+def _denied_card(outcome: ToolOutcome) -> Card:
+    body = f"$ {outcome.command}\n{outcome.reason}"
+    if outcome.alternatives:
+        body += "\n\nInstead you could:\n" + "\n".join(f"- {a}" for a in outcome.alternatives)
+    return Card(CardKind.REPLY, f"Not allowed (rule {', '.join(outcome.rules)})", body)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
+from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
@@ -18,6 +19,23 @@ from core.tools.base import CommandRunner, ToolResult
 HIGH_RISK = ("T2", "T3")
 MAX_RECEIPT_OUTPUT = 2000
 MAX_PARAM_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """What one execution did: the tool's result (None when nothing ran), why not, the
+    tool_run receipt's id, and the short text the owner sees (exit code and output)."""
+
+    result: ToolResult | None
+    error: str | None
+    receipt_id: str
+    text: str
+    refused: bool = False  # governance or the provider refused at run time
+
+    @property
+    def exit_code(self) -> int | None:
+        """The command's exit code, when it ran."""
+        return self.result.exit_code if self.result is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +84,8 @@ class Executor:
         quest_id: str | None = None,
         approval_id: str | None = None,
         policy: Mapping[str, object] | None = None,
-    ) -> str:
-        """Run the action; return a short text of the outcome (exit code and output).
+    ) -> RunReport:
+        """Run the action; report what it did (the text: exit code and output).
 
         `policy` is the decision's snapshot, recorded in the receipt (approved actions get
         one naming the approval when the caller has none).
@@ -81,8 +99,8 @@ class Executor:
             rolled_back = await self.finish(quest_id)
             if rolled_back is not None:
                 reason = f"an earlier step failed its check and was undone ({rolled_back})"
-                await self._receipt(action, trace, None, reason, time.perf_counter())
-                return f"Not run: {reason}."
+                receipt_id = await self._receipt(action, trace, None, reason, time.perf_counter())
+                return RunReport(None, reason, receipt_id, f"Not run: {reason}.")
             await self._ledger.flush()  # everything before a risky step is on disk first
         snapshot = None
         if tier == "T1" and self._journal is not None:
@@ -91,22 +109,24 @@ class Executor:
         result: ToolResult | None
         error: str | None = None
         text = ""
+        refused = False
         try:
             token = capability or self._policy.authorize_approved(action)
             result = await self._runner.run(action, token)
         except (PolicyDenied, PermissionError) as exc:
             result, error, text = None, str(exc), f"Refused by governance: {exc}"
+            refused = True
         except (ToolFailed, ToolUnavailable) as exc:
             result, error, text = None, str(exc), f"Failed: {exc}"
         if snapshot is not None and self._journal is not None:
             self._journal.verify_later(snapshot, result or ToolResult(1, error or ""))
-        await self._receipt(action, trace, result, error, started)
-        if result is None:
-            return text
-        output = result.output.strip() or "(no output)"
-        if result.fallback:  # never degrade silently: say which provider ran instead
-            output += f"\n(ran on {result.provider}; skipped {result.fallback})"
-        return f"exit {result.exit_code}\n{output}"
+        receipt_id = await self._receipt(action, trace, result, error, started)
+        if result is not None:
+            output = result.output.strip() or "(no output)"
+            if result.fallback:  # never degrade silently: say which provider ran instead
+                output += f"\n(ran on {result.provider}; skipped {result.fallback})"
+            text = f"exit {result.exit_code}\n{output}"
+        return RunReport(result, error, receipt_id, text, refused)
 
     async def finish(self, quest_id: str | None) -> str | None:
         """Wait for the quest's T1 verifications. None: all passed. Otherwise the quest's T1
@@ -122,7 +142,7 @@ class Executor:
         result: ToolResult | None,
         error: str | None,
         started: float,
-    ) -> None:
+    ) -> str:
         """The ToolReceipt: capability, action, provider, inputs (the ledger redacts them),
         bounded outputs, the policy snapshot and the changed files with their hashes."""
         ok = result is not None and result.exit_code == 0
@@ -131,7 +151,7 @@ class Executor:
         if trace.approval_id is not None:
             policy.setdefault("approval_id", trace.approval_id)
         receipt = Receipt(
-            action_type="tool_run",
+            action_type=GovernanceReceipt.TOOL_RUN,
             action_name=action.capability,
             inputs={
                 "command": action.describe(),
@@ -167,3 +187,4 @@ class Executor:
             await self._ledger.append_durable(receipt)
         else:
             self._ledger.append(receipt)
+        return receipt.id

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalState
-from core.governance.execution import Executor
+from core.governance.execution import Executor, RunReport
+from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt
+from core.receipts.model import Receipt, ReceiptStatus
 from core.tools.action import ToolAction
 
 
@@ -20,14 +22,21 @@ class OutcomeKind(StrEnum):
 
     RAN = "ran"  # it ran (exit code may still be non-zero)
     DENIED = "denied"  # policy refused it; rule and alternatives say why and what else
+    WAITING = "waiting"  # an approval card went out; the caller did not wait for it
     NOT_APPROVED = "not_approved"  # the owner tapped Deny
     EXPIRED = "expired"  # nobody decided in time; nothing ran
+    NOT_PERMITTED = "not_permitted"  # the caller's own limits refused it (a skill's risk)
+    UNAVAILABLE = "unavailable"  # no tool provider handles it
     FAILED = "failed"  # governance or the tool refused at run time; nothing useful ran
 
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """What happened to one governed action; `for_model()` is what the model is told."""
+    """What happened to one governed action; `for_model()` is what the model is told.
+
+    `receipt_id` is the run's tool_run receipt; `receipt_ids` every receipt the action left
+    (the decision, the run), in order.
+    """
 
     kind: OutcomeKind
     tier: str
@@ -39,6 +48,8 @@ class ToolOutcome:
     reason: str = ""
     alternatives: tuple[str, ...] = ()
     approval_id: str | None = None
+    text: str = ""  # the owner's view of the run: exit code and output, or why not
+    receipt_ids: tuple[str, ...] = ()
 
     @property
     def succeeded(self) -> bool:
@@ -49,13 +60,22 @@ class ToolOutcome:
         """JSON for a TOOL message: only what the model needs (no tokens, no ids it could
         mistake for proof)."""
         body = {k: v for k, v in asdict(self).items() if v not in (None, "", ())}
-        body.pop("receipt_id", None)
-        body.pop("approval_id", None)
+        for private in ("receipt_id", "approval_id", "receipt_ids", "text"):
+            body.pop(private, None)
         return json.dumps(body, ensure_ascii=False)
 
 
+# A caller's own limit, checked once the policy has decided: an outcome refuses the action
+# (a skill asking above its declared risk), None lets it go on.
+Limit = Callable[[Decision], "ToolOutcome | None"]
+
+
 class ToolGateway:
-    """Decide, then refuse, ask the owner and wait, or run; every branch leaves receipts."""
+    """The one governed path: /run, the agent's tools and skills all act through `run`.
+
+    Decide, then refuse, ask the owner (and wait, or not), or run; every branch leaves
+    receipts, and the caller gets a typed outcome built from what the executor reported.
+    """
 
     def __init__(
         self,
@@ -70,105 +90,124 @@ class ToolGateway:
         self._ledger = ledger
 
     async def run(
-        self, action: ToolAction, *, via: str, parent_id: str, quest_id: str
+        self,
+        action: ToolAction,
+        *,
+        via: str,
+        parent_id: str,
+        quest_id: str | None,
+        autonomous: bool = False,
+        wait: bool = True,
+        limit: Limit | None = None,
+        labels: Mapping[str, object] | None = None,
     ) -> ToolOutcome:
-        """Run `action` under governance. Waiting for an approval suspends only the caller."""
-        decision = self._policy.decide(action)
-        self._record(action, decision, parent_id, quest_id, "policy_decision")
+        """Run `action` under governance. With `wait`, an approval suspends only the caller
+        until it settles; without, the card goes out and the outcome is WAITING. `labels`
+        are added to the decision receipt's metadata (which skill asked, ...)."""
+        decision = self._policy.decide(action, autonomous=autonomous)
+        decided = self._record(
+            action, decision, parent_id, quest_id, GovernanceReceipt.POLICY_DECISION, labels
+        )
+        base = ToolOutcome(
+            OutcomeKind.DENIED, decision.tier, action.describe(), receipt_ids=(decided,)
+        )
         if decision.verdict is Verdict.DENY:
-            return ToolOutcome(
-                OutcomeKind.DENIED,
-                decision.tier,
-                action.describe(),
+            return replace(
+                base,
                 rules=decision.rules,
                 reason=decision.reason,
                 alternatives=decision.alternatives,
             )
+        refused = limit(decision) if limit is not None else None
+        if refused is not None:
+            return replace(refused, receipt_ids=(decided, *refused.receipt_ids))
         if decision.verdict is Verdict.NEEDS_APPROVAL:
-            return await self._ask(action, decision, via, quest_id)
+            if not wait:
+                approval_id = await self._approvals.request(action, decision, via, quest_id)
+                return replace(base, kind=OutcomeKind.WAITING, approval_id=approval_id)
+            return await self._ask(action, decision, via, quest_id, base)
         if decision.auto_approved:
-            self._record(action, decision, parent_id, quest_id, "crusader_auto_approval")
-        await self._executor.execute(
+            self._record(
+                action,
+                decision,
+                parent_id,
+                quest_id,
+                GovernanceReceipt.CRUSADER_AUTO_APPROVAL,
+                labels,
+            )
+        report = await self._executor.execute(
             action,
             decision.tier,
             capability=decision.capability,
             parent_id=parent_id,
             quest_id=quest_id,
+            policy=decision.snapshot(),
         )
-        return await self._ran(action, decision.tier, parent_id)
+        return _ran(base, report)
 
     async def finish(self, quest_id: str) -> str | None:
         """Wait for the quest's background checks; a text when its T1 steps were undone."""
         return await self._executor.finish(quest_id)
 
     async def _ask(
-        self, action: ToolAction, decision: Decision, via: str, quest_id: str
+        self,
+        action: ToolAction,
+        decision: Decision,
+        via: str,
+        quest_id: str | None,
+        base: ToolOutcome,
     ) -> ToolOutcome:
         settled = await self._approvals.request_and_wait(action, decision, via, quest_id)
         approval = settled.approval
-        base = ToolOutcome(
-            OutcomeKind.EXPIRED, decision.tier, action.describe(), approval_id=approval.id
-        )
+        base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
         if approval.state is ApprovalState.DENIED:
-            return _with(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
-        if approval.state is not ApprovalState.EXECUTED or settled.run_parent_id is None:
-            reason = f"approval {approval.state.value}; nothing ran"
-            return _with(base, reason=reason)
-        outcome = await self._ran(action, decision.tier, settled.run_parent_id)
-        return _with(outcome, approval_id=approval.id)
-
-    async def _ran(self, action: ToolAction, tier: str, parent_id: str) -> ToolOutcome:
-        """Read the run's own receipt: the outcome the model sees is what the ledger says."""
-        await self._ledger.flush()
-        receipt = _tool_run(await self._ledger.children(parent_id), action)
-        if receipt is None:
-            return ToolOutcome(OutcomeKind.FAILED, tier, action.describe(), reason="no receipt")
-        outputs = receipt.decoded("outputs")
-        if not isinstance(outputs, dict):
-            return ToolOutcome(
-                OutcomeKind.FAILED,
-                tier,
-                action.describe(),
-                receipt_id=receipt.id,
-                reason=receipt.error_message or "the tool did not run",
-            )
-        return ToolOutcome(
-            OutcomeKind.RAN,
-            tier,
-            action.describe(),
-            output=str(outputs.get("output", "")),
-            exit_code=int(outputs.get("exit_code", 1)),
-            receipt_id=receipt.id,
-        )
+            return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
+        if approval.state is not ApprovalState.EXECUTED or settled.report is None:
+            return replace(base, reason=f"approval {approval.state.value}; nothing ran")
+        return _ran(base, settled.report)
 
     def _record(
-        self, action: ToolAction, decision: Decision, parent_id: str, quest_id: str, kind: str
-    ) -> None:
+        self,
+        action: ToolAction,
+        decision: Decision,
+        parent_id: str,
+        quest_id: str | None,
+        kind: GovernanceReceipt,
+        labels: Mapping[str, object] | None,
+    ) -> str:
         denied = decision.verdict is Verdict.DENY
-        self._ledger.append(
-            Receipt(
-                action_type=kind,
-                action_name=str(decision.verdict),
-                inputs={"command": action.describe(), "action_hash": action.digest},
-                outputs=decision.snapshot(),
-                status=ReceiptStatus.REFUSED if denied else ReceiptStatus.SUCCESS,
-                parent_id=parent_id,
-                quest_id=quest_id,
-                metadata={"tier": decision.tier},
-            )
+        receipt = Receipt(
+            action_type=kind,
+            action_name=str(decision.verdict),
+            inputs={"command": action.describe(), "action_hash": action.digest},
+            outputs=decision.snapshot(),
+            status=ReceiptStatus.REFUSED if denied else ReceiptStatus.SUCCESS,
+            parent_id=parent_id,
+            quest_id=quest_id,
+            metadata={"tier": decision.tier, **(labels or {})},
         )
+        self._ledger.append(receipt)
+        return receipt.id
 
 
-def _tool_run(children: list[StoredReceipt], action: ToolAction) -> StoredReceipt | None:
-    """The newest tool_run receipt for exactly this action among `children`."""
-    for receipt in reversed(children):
-        if receipt.action_type != "tool_run":
-            continue
-        inputs = receipt.decoded("inputs")
-        if isinstance(inputs, dict) and inputs.get("action_hash") == action.digest:
-            return receipt
-    return None
-
-
-def _with(outcome: ToolOutcome, **changes: object) -> ToolOutcome:
-    return replace(outcome, **changes)  # type: ignore[arg-type]
+def _ran(base: ToolOutcome, report: RunReport) -> ToolOutcome:
+    """The outcome of an execution, from the executor's own report."""
+    ids = (*base.receipt_ids, report.receipt_id)
+    if report.result is None:
+        return replace(
+            base,
+            kind=OutcomeKind.FAILED,
+            reason=report.error or "the tool did not run",
+            receipt_id=report.receipt_id,
+            text=report.text,
+            receipt_ids=ids,
+        )
+    return replace(
+        base,
+        kind=OutcomeKind.RAN,
+        output=report.result.output,
+        exit_code=report.result.exit_code,
+        receipt_id=report.receipt_id,
+        text=report.text,
+        receipt_ids=ids,
+    )

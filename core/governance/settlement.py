@@ -6,15 +6,15 @@ import asyncio
 from dataclasses import dataclass
 
 from core.governance.approvals import Approval
+from core.governance.execution import RunReport
 
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """How an approval ended. `run_parent_id` is the receipt the approved run hangs under
-    (its tool_run receipt is a child of it); None when nothing ran here."""
+    """How an approval ended, and what the approved run did (None when nothing ran here)."""
 
     approval: Approval
-    run_parent_id: str | None = None
+    report: RunReport | None = None
 
 
 class SettlementWaiters:

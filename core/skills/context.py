@@ -3,21 +3,18 @@ actions that go through the policy engine, approvals and the one executor."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.governance.approval_service import ApprovalService
-from core.governance.execution import Executor
-from core.governance.policy import Decision, PolicyEngine, Verdict
+from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
+from core.governance.kinds import GovernanceReceipt
+from core.governance.policy import Decision
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.skills.api import ActionOutcome, ActionStatus, SkillFailed, ToolAction
 from core.skills.manifest import SkillManifest, check_type, tier_rank
 from core.skills.permissions import Permission, capabilities_of, permission_for
-
-_EXIT = re.compile(r"^exit (-?\d+)\n")
 
 
 class SkillPermissionError(SkillFailed):
@@ -26,12 +23,11 @@ class SkillPermissionError(SkillFailed):
 
 @dataclass(frozen=True, slots=True)
 class Governance:
-    """What governed actions go through. `providers` says which capabilities a tool
-    provider handles right now (the rest come back UNAVAILABLE, never half-run)."""
+    """What governed actions go through: the one governed path. `providers` says which
+    capabilities a tool provider handles right now (the rest come back UNAVAILABLE, never
+    half-run)."""
 
-    policy: PolicyEngine
-    executor: Executor
-    approvals: ApprovalService
+    gateway: ToolGateway
     ledger: ReceiptStore
     providers: Callable[[str], bool]
 
@@ -93,43 +89,40 @@ class GovernedContext:
             return self._refuse(
                 action, f"{action.capability} {why}, which {self.skill_name} has not been given"
             )
-        decision = self.governance.policy.decide(action, autonomous=self.autonomous)
-        self._record_decision(action, decision)
-        if decision.verdict is Verdict.DENY:
-            return ActionOutcome(
-                ActionStatus.DENIED,
-                f"Not allowed (rule {', '.join(decision.rules)}): {decision.reason}",
-                decision.tier,
-                rule=", ".join(decision.rules),
-                alternatives=decision.alternatives,
-            )
+        outcome = await self.governance.gateway.run(
+            action,
+            via=self.via,
+            parent_id=self.run_id,
+            quest_id=self.quest_id,
+            autonomous=self.autonomous,
+            wait=False,
+            limit=lambda decision: self._limit(action, decision),
+            labels={"skill": self.skill_name},
+        )
+        return _action_outcome(outcome)
+
+    def _limit(self, action: ToolAction, decision: Decision) -> ToolOutcome | None:
+        """What a skill may not do even when the policy would allow it."""
         if tier_rank(decision.tier) > tier_rank(self.manifest.risk):
-            return self._refuse(
-                action,
+            why = (
                 f"a {decision.tier} action is above the {self.manifest.risk} "
-                f"risk {self.skill_name} declares",
-                decision.tier,
+                f"risk {self.skill_name} declares"
+            )
+            refused = self._refuse(action, why, decision.tier)
+            return ToolOutcome(
+                OutcomeKind.NOT_PERMITTED, decision.tier, action.describe(), reason=refused.text
             )
         if not self.governance.providers(action.capability):
             text = f"No tool provider handles {action.capability} yet, so it did not run."
-            return ActionOutcome(ActionStatus.UNAVAILABLE, text, decision.tier)
-        if decision.verdict is Verdict.NEEDS_APPROVAL:
-            await self.governance.approvals.request(action, decision, self.via, self.quest_id)
-            text = f"Waiting for your approval: {action.describe()}"
-            return ActionOutcome(ActionStatus.WAITING_APPROVAL, text, decision.tier)
-        text = await self.governance.executor.execute(
-            action,
-            decision.tier,
-            capability=decision.capability,
-            parent_id=self.run_id,
-            quest_id=self.quest_id,
-        )
-        return _outcome(text, decision.tier)
+            return ToolOutcome(
+                OutcomeKind.UNAVAILABLE, decision.tier, action.describe(), reason=text
+            )
+        return None
 
     def _refuse(self, action: ToolAction, why: str, tier: str = "") -> ActionOutcome:
         self.governance.ledger.append(
             Receipt(
-                "skill_action_refused",
+                GovernanceReceipt.SKILL_ACTION_REFUSED,
                 action.capability,
                 inputs={"skill": self.skill_name, "command": action.describe()},
                 outputs={"reason": why},
@@ -140,27 +133,27 @@ class GovernedContext:
         )
         return ActionOutcome(ActionStatus.NOT_PERMITTED, f"Refused: {why}.", tier)
 
-    def _record_decision(self, action: ToolAction, decision: Decision) -> None:
-        refused = decision.verdict is Verdict.DENY
-        self.governance.ledger.append(
-            Receipt(
-                "policy_decision",
-                str(decision.verdict),
-                inputs={"command": action.describe(), "action_hash": action.digest},
-                outputs=decision.snapshot(),
-                status=ReceiptStatus.REFUSED if refused else ReceiptStatus.SUCCESS,
-                parent_id=self.run_id,
-                quest_id=self.quest_id,
-                metadata={"tier": decision.tier, "skill": self.skill_name},
-            )
+
+def _action_outcome(outcome: ToolOutcome) -> ActionOutcome:
+    """What the skill is told, from the gateway's typed outcome."""
+    kind, tier = outcome.kind, outcome.tier
+    if kind is OutcomeKind.RAN:
+        return ActionOutcome(ActionStatus.DONE, outcome.text, tier, exit_code=outcome.exit_code)
+    if kind is OutcomeKind.DENIED:
+        return ActionOutcome(
+            ActionStatus.DENIED,
+            f"Not allowed (rule {', '.join(outcome.rules)}): {outcome.reason}",
+            tier,
+            rule=", ".join(outcome.rules),
+            alternatives=outcome.alternatives,
         )
-
-
-def _outcome(text: str, tier: str) -> ActionOutcome:
-    """Read the executor's answer ("exit N\\n...", "Refused by governance: ...", ...)."""
-    match = _EXIT.match(text + "\n" if "\n" not in text else text)
-    if match:
-        return ActionOutcome(ActionStatus.DONE, text, tier, exit_code=int(match.group(1)))
-    if text.startswith("Refused by governance"):
-        return ActionOutcome(ActionStatus.DENIED, text, tier)
-    return ActionOutcome(ActionStatus.FAILED, text, tier)
+    if kind is OutcomeKind.WAITING:
+        text = f"Waiting for your approval: {outcome.command}"
+        return ActionOutcome(ActionStatus.WAITING_APPROVAL, text, tier)
+    if kind is OutcomeKind.NOT_PERMITTED:
+        return ActionOutcome(ActionStatus.NOT_PERMITTED, outcome.reason, tier)
+    if kind is OutcomeKind.UNAVAILABLE:
+        return ActionOutcome(ActionStatus.UNAVAILABLE, outcome.reason, tier)
+    if outcome.text.startswith("Refused by governance"):
+        return ActionOutcome(ActionStatus.DENIED, outcome.text, tier)
+    return ActionOutcome(ActionStatus.FAILED, outcome.text or outcome.reason, tier)

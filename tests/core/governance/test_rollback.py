@@ -49,9 +49,10 @@ def _executor(
 async def _run(executor: Executor, policy: PolicyEngine, command: str, quest: str) -> str:
     action = ToolAction(SHELL, command, {"in_workspace": True, "overwrites": False})
     decision = policy.decide(action)
-    return await executor.execute(
+    report = await executor.execute(
         action, decision.tier, capability=decision.capability, quest_id=quest
     )
+    return report.text
 
 
 async def kinds(ledger: SqliteLedger, action_type: str) -> list[str]:

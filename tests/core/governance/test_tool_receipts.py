@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 
 from bot.app import Lancelot, assemble
-from bot.governance import load_soul
 from bot.tools import SANDBOX_PRIORITY, build_tool_router
 from core.config import load_settings
 from core.errors import ToolUnavailable
 from core.events import CardKind
 from core.features import FeatureFlags
-from core.governance.approval_service import ApprovalService
-from core.governance.approvals import ApprovalStore
 from core.governance.execution import Executor
-from core.governance.policy import PolicyEngine, Verdict
+from core.governance.gateway import OutcomeKind
+from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
@@ -71,13 +69,14 @@ async def test_a_file_write_receipt_names_provider_policy_and_hashes(rig: Rig) -
     content = "api_key=sk-proj-" + "a" * 30 + "\n" + "x" * 3000
     action = FileOps(rig.ws, rig.tokens).action("file.write", path="notes/plan.md", content=content)
     decision = rig.policy.decide(action)
-    text = await rig.executor.execute(
+    report = await rig.executor.execute(
         action,
         decision.tier,
         capability=decision.capability,
         quest_id="q",
         policy=decision.snapshot(),
     )
+    text = report.text
     assert await rig.executor.finish("q") is None  # the T1 step verified against its hash
     assert text.startswith("exit 0\nwrote 3047 bytes")
     (receipt,) = await tool_runs(rig.ledger)
@@ -121,7 +120,7 @@ async def test_a_fallback_is_told_to_the_owner_and_kept_in_the_receipt(rig: Rig)
     (rig.ws.root / "a.txt").write_text("a")
     action = ToolAction("shell.exec", "ls", {"in_workspace": True})
     decision = rig.policy.decide(action)
-    text = await rig.executor.execute(action, decision.tier, capability=decision.capability)
+    text = (await rig.executor.execute(action, decision.tier, capability=decision.capability)).text
     assert text == (
         "exit 0\na.txt\n(ran on safe_repl; skipped docker_sandbox: docker engine unreachable)"
     )
@@ -134,14 +133,15 @@ async def test_unknown_capability_and_safe_mode_refusals_leave_failure_receipts(
     tmp_path: Path, rig: Rig
 ) -> None:
     action = ToolAction("teleport", None, {})
-    text = await rig.executor.execute(action, "T2", capability=rig.tokens.issue(action.digest))
+    report = await rig.executor.execute(action, "T2", capability=rig.tokens.issue(action.digest))
+    text = report.text
     assert text.startswith("Failed: no tool serves 'teleport'")
     safe = build_tool_router(
         load_settings(environ={}), FeatureFlags({"FEATURE_SAFE_MODE": "on"}), rig.ws, rig.tokens
     )
     executor = Executor(rig.policy, safe, rig.ledger)
     get = ToolAction("net.request", None, {"method": "GET", "url": "http://127.0.0.1/"})
-    text = await executor.execute(get, "T1", capability=rig.tokens.issue(get.digest))
+    text = (await executor.execute(get, "T1", capability=rig.tokens.issue(get.digest))).text
     assert text.startswith("Refused by governance: safe mode allows only local sandbox tools")
     statuses = [r.status for r in await tool_runs(rig.ledger)]
     assert statuses == ["failure", "failure"]
@@ -198,16 +198,13 @@ async def test_status_tells_the_owner_when_safe_mode_is_on(tmp_path: Path) -> No
 
 
 async def ask_owner(app: Lancelot, phone: MemoryChannel, action: ToolAction) -> Any:
-    """What the agent does for a risky step: decide, and request the owner's approval."""
-    policy = PolicyEngine(load_soul(app.home), CapabilityTokens(b"unused"))
-    decision = policy.decide(action)
-    assert (decision.verdict, decision.tier) == (Verdict.NEEDS_APPROVAL, "T3")
-    store = ApprovalStore(app.state)
-    await store.setup()
-    requester = ApprovalService(
-        store, app.tokens, app.bus, app.ledger, executor=None, timeout=lambda: 600.0
-    )  # it only requests: the app's own service (same store) executes on the tap
-    return await requester.request(action, decision, phone.name)
+    """What the agent does for a risky step: the one governed path decides and asks."""
+    assert app.governance is not None
+    outcome = await app.governance.gateway.run(
+        action, via=phone.name, parent_id="step", quest_id=None, wait=False
+    )
+    assert (outcome.kind, outcome.tier) == (OutcomeKind.WAITING, "T3")
+    return (await phone.next_card())[1]
 
 
 @pytest.mark.parametrize(

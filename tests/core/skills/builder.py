@@ -71,9 +71,7 @@ def runner_of(app: Lancelot, provided: frozenset[str] | None = None) -> SkillRun
     kit = app.governance
     assert kit is not None
     served = kit.tools.capabilities() if provided is None else provided
-    governance = Governance(
-        kit.policy, kit.executor, kit.approvals, app.ledger, served.__contains__
-    )
+    governance = Governance(kit.gateway, app.ledger, served.__contains__)
     return SkillRunner(registry_of(app), governance)
 
 

@@ -1,0 +1,22 @@
+"""The receipt kinds governance writes, named once: the ledger, the digest, the receipt page
+and the tests all read these names."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class GovernanceReceipt(StrEnum):
+    """`action_type` of every receipt a governed action leaves."""
+
+    POLICY_DECISION = "policy_decision"  # what the Soul decided, with the rule and tier
+    CRUSADER_AUTO_APPROVAL = "crusader_auto_approval"  # Crusader mode approved it instead
+    TOOL_RUN = "tool_run"  # the run itself: provider, inputs, outputs, file changes
+    SKILL_ACTION_REFUSED = "skill_action_refused"  # a skill asked beyond its permissions
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_GRANTED = "approval_granted"
+    APPROVAL_DENIED = "approval_denied"
+    APPROVAL_EXPIRED = "approval_expired"
+    APPROVAL_REFUSED = "approval_refused"  # a press for an action that changed since
+    APPROVAL_REMINDED = "approval_reminded"
+    APPROVAL_INTERRUPTED = "approval_interrupted"  # running when Lancelot stopped
