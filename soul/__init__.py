@@ -12,6 +12,7 @@ from soul.errors import (
     UnparseableCommand,
 )
 from soul.linter import lint, lint_file, lint_text
+from soul.readonly import provably_read_only, read_only_reason
 from soul.report import Finding, LintReport, Severity
 from soul.rules import Action, Classification, classify, denied_by, needs_approval
 from soul.schema import (
@@ -61,5 +62,7 @@ __all__ = [
     "lint_file",
     "lint_text",
     "needs_approval",
+    "provably_read_only",
+    "read_only_reason",
     "tier_rank",
 ]

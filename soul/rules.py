@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from soul.schema import DenyRule, RuleMatch, Soul, Tier, tier_rank
+from soul.readonly import command_reason
+from soul.schema import DenyRule, RiskRule, RuleMatch, Soul, Tier, tier_rank
 from soul.shell import Command, Statement, basename, parse_command
 
 SHELL = "shell.exec"
@@ -38,7 +39,12 @@ class Classification:
 
 
 def denied_by(soul: Soul, command: str) -> DenyRule | None:
-    """The first deny rule matching a shell command line; raises UnparseableCommand."""
+    """The first deny rule matching a shell command line; raises UnparseableCommand.
+
+    Arguments match in any of their spellings (`//`, `/.` and `.` after `cd /` all match
+    `/`), and a command word the shell only learns at run time (`$c`, `$(echo rm)`,
+    `r[m]`) matches every pattern whose arguments match.
+    """
     statements = parse_command(command)
     for rule in soul.risk_rules.denylist:
         for pattern in rule.commands:
@@ -51,16 +57,21 @@ def classify(soul: Soul, action: Action) -> Classification:
     """Tier and kinds of an action: every matching rule applies, the highest tier wins.
 
     A shell command line is classified command by command (``ls && rm x`` is T3); a command
-    no rule matches, like an action no rule matches, gets `risk_rules.default_tier`.
+    no rule matches, like an action no rule matches, gets `risk_rules.default_tier`. A command
+    word known only at run time (`$c`, `$(...)`) may be any command: every rule naming a
+    command matches it, and it is never below the default tier. A command a T0 rule names
+    but that is not provably read-only (`sort -o f`, `find -fprint f`, `PATH=. ls`) gets the
+    default tier instead of T0.
     """
     rules = [r for r in soul.risk_rules.rules if r.capability == action.capability]
     default = soul.risk_rules.default_tier
     if action.capability == SHELL and action.command is not None:
         commands = [c for s in parse_command(action.command) for c in s.commands]
         groups = [[r for r in rules if _matches(r.match, action, c)] for c in commands]
+        tiers = [_command_tier(g, c, default) for g, c in zip(groups, commands, strict=True)]
     else:
         groups = [[r for r in rules if _matches(r.match, action, None)]]
-    tiers = [_highest(r.tier for r in group) if group else default for group in groups]
+        tiers = [_highest(r.tier for r in group) if group else default for group in groups]
     matched = [r for group in groups for r in group]
     kinds = {action.capability} | {r.kind or r.capability for r in matched}
     ids = dict.fromkeys(r.id for r in matched)
@@ -77,6 +88,17 @@ def needs_approval(soul: Soul, classification: Classification, *, autonomous: bo
 
 def _highest(tiers: Iterable[Tier]) -> Tier:
     return max(tiers, key=tier_rank)
+
+
+def _command_tier(group: list[RiskRule], command: Command, default: Tier) -> Tier:
+    if not group:
+        return default
+    tier = _highest(r.tier for r in group)
+    if command.dynamic:
+        return _highest([tier, default])
+    if tier == "T0" and command_reason(command) is not None:
+        return default
+    return tier
 
 
 def _matches(match: RuleMatch | None, action: Action, command: Command | None) -> bool:
@@ -108,20 +130,44 @@ def _command_matches(match: RuleMatch, command: Command) -> bool:
 
 def _words_match(words: str, command: Command) -> bool:
     head, *rest = shlex.split(words) or [""]
-    return fnmatchcase(command.name, head) and _in_order(rest, command.args)
+    if not _in_order(rest, command.args):
+        return False
+    if command.dynamic and command.word is not None:
+        word = command.word
+        if word.expands or word.nested:
+            return True  # the shell picks the command at run time: it may be this one
+        return fnmatchcase(command.name, head) or fnmatchcase(head, command.name)
+    return fnmatchcase(command.name, head)
 
 
 def _pattern_in(pattern: Sequence[str], statement: Statement) -> bool:
     head, rest = pattern[0], pattern[1:]
     for start in statement.starts:
-        word = statement.tokens[start]
-        named = fnmatchcase(basename(word), head) or fnmatchcase(word, head)
-        if named and _in_order(rest, statement.tokens[start + 1 :]):
+        if _head_matches(head, statement, start, bool(rest)) and _spelled_in_order(
+            rest, statement.spellings[start + 1 :]
+        ):
             return True
     return False
+
+
+def _head_matches(head: str, statement: Statement, start: int, has_rest: bool) -> bool:
+    for spelling in statement.spellings[start]:
+        if fnmatchcase(basename(spelling), head) or fnmatchcase(spelling, head):
+            return True
+    if start not in statement.dynamic:
+        return False
+    # Only known at run time: a glob names what it matches, an expansion anything. A bare
+    # name pattern (`sudo`) is not matched by every `$x`, only by globs that fit it.
+    return has_rest or fnmatchcase(head, basename(statement.tokens[start]))
 
 
 def _in_order(patterns: Sequence[str], tokens: Sequence[str]) -> bool:
     """Each pattern matches a later token than the one before it."""
     remaining = iter(tokens)
     return all(any(fnmatchcase(token, p) for token in remaining) for p in patterns)
+
+
+def _spelled_in_order(patterns: Sequence[str], spellings: Sequence[tuple[str, ...]]) -> bool:
+    """`_in_order`, where a token matches when any of its spellings does."""
+    remaining = iter(spellings)
+    return all(any(any(fnmatchcase(s, p) for s in forms) for forms in remaining) for p in patterns)

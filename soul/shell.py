@@ -1,159 +1,291 @@
 """Reads a shell command line the way the soul's rules see it: statements, command words, args.
 
-This is a conservative reading, not a shell: when unsure it treats a token as a command word,
-so a rule can only match more, never less. Nested commands (``sh -c``, ``eval``, ``$(...)``,
-backticks, ``<(...)``) are read too. The sandbox, not this module, is the last line of defence.
+This is a conservative reading, not a shell. Words are split as bash splits them
+(soul/lexer.py); wrappers are looked through by their option grammar (soul/wrappers.py);
+nested command lines (`sh -c`, `eval`, `$(...)`, backticks, `<(...)`, `find -exec`, git
+aliases, here-documents fed to a shell) are read too. When unsure, more is read as a command,
+never less, so a rule can only match more. The sandbox, not this module, is the last line of
+defence.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from soul.errors import UnparseableCommand
+from soul.lexer import lex
+from soul.spelling import Context
+from soul.words import Op, Token, Word
+from soul.wrappers import GUESSED, SHELLS, basename, carried, unwrap
 
-_PUNCTUATION = "();<>|&\n`"
-_REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<<", ">&", "<&", "&>", "&>>", ">|", "<>"})
-_PIPES = frozenset({"|", "|&", "(", ")", "()", "`", "<(", ">("})
-_KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "esac"})
-_NOT_COMMANDS = frozenset({"for", "case", "select", "function", "in"})
-_WRAPPERS = frozenset(
-    {"env", "nice", "nohup", "time", "command", "builtin", "exec", "xargs", "timeout", "stdbuf"}
-    | {"ionice", "setsid", "watch", "sudo", "doas", "chronic", "unbuffer", "busybox"}
+__all__ = ["Command", "Redirect", "Statement", "basename", "parse_command"]
+
+BREAKS = frozenset({";", "&", "&&", "||", "\n", ";;", ";&", ";;&"})
+PIPES = frozenset({"|", "|&", "(", ")", "()"})
+KEYWORDS = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "esac", "while", "until"}
 )
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "su"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_NUMBER = re.compile(r"^\d+(\.\d+)?[smhd]?$")
+_NOT_COMMANDS = frozenset({"for", "case", "select", "in"})
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _MAX_DEPTH = 4
 
 
 @dataclass(frozen=True)
+class Redirect:
+    """`2> err.log`: the operator, its io number and its target (None when missing)."""
+
+    op: str
+    fd: str
+    target: Word | None
+
+
+@dataclass(frozen=True)
 class Command:
-    """One simple command: the basename of its command word and what follows it."""
+    """One simple command: the basename of its command word and the tokens after it.
+
+    `args` are token texts (redirections included, so `> f` is visible to rules); `operands`
+    are the words after the command word. `wrappers` are the commands it runs under
+    (`nice`, `xargs`, `find -exec`), outermost first; `guessed` means it was read from the
+    arguments of a wrapper whose options are not modelled, so it may not be a command at all.
+    """
 
     name: str
     args: tuple[str, ...]
+    word: Word | None = None
+    operands: tuple[Word, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    assignments: tuple[Word, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    guessed: bool = False
+
+    @property
+    def dynamic(self) -> bool:
+        """The command word comes from an expansion, a substitution or a glob."""
+        return self.word is not None and self.word.dynamic
 
 
 @dataclass(frozen=True)
 class Statement:
     """Tokens up to a `;`, `&&`, `||`, `&` or newline (pipes stay inside).
 
-    `starts` are the indices of every command-position token (wrappers such as `sudo` or
-    `xargs` included); `commands` are the commands that actually run, wrappers looked through.
+    `starts` index every command-position token (wrappers such as `sudo` or `xargs`
+    included); `commands` are the commands that run, wrappers looked through. `spellings`
+    give, per token, every way the shell may read it (see soul/spelling.py); `dynamic` are the
+    starts whose command word is only known at run time.
     """
 
     tokens: tuple[str, ...]
     starts: tuple[int, ...]
     commands: tuple[Command, ...]
+    spellings: tuple[tuple[str, ...], ...]
+    dynamic: frozenset[int] = frozenset()
+    assigned: tuple[Word, ...] = ()  # shell variables it sets (NAME=value with no command)
+    keywords: frozenset[str] = frozenset()  # reserved words in command position (for, if, ...)
 
 
-def basename(word: str) -> str:
-    """`/usr/bin/rm` -> `rm`."""
-    return word.rstrip("/").rsplit("/", 1)[-1] or word
-
-
-def parse_command(line: str, _depth: int = 0) -> tuple[Statement, ...]:
-    """Every statement in `line`, nested ones appended; raises UnparseableCommand."""
+def parse_command(
+    line: str, _depth: int = 0, _context: Context | None = None
+) -> tuple[Statement, ...]:
+    """Every statement in `line`, nested ones after the one that runs them; raises
+    UnparseableCommand."""
     if _depth > _MAX_DEPTH:
         raise UnparseableCommand("commands are nested too deeply to read")
+    context = _context if _context is not None else Context()
     statements: list[Statement] = []
-    for tokens in _split_statements(_tokenize(line)):
-        statement = _read_statement(tokens)
-        statements.append(statement)
-        for nested in _nested_lines(statement):
-            statements.extend(parse_command(nested, _depth + 1))
+    for tokens in split_statements(lex(line)):
+        reader = _Reader(tokens, context)
+        statements.append(reader.statement())
+        for nested in reader.nested:
+            statements.extend(parse_command(nested, _depth + 1, context))
     return tuple(statements)
 
 
-def _tokenize(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace_split = True
-    lexer.whitespace = " \t\r"
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError as exc:
-        raise UnparseableCommand(f"cannot read the command: {exc}") from None
-
-
-def _kind(token: str) -> str:
-    """word, redirect, pipe (new command, same statement) or break (new statement)."""
-    if not token or any(c not in _PUNCTUATION for c in token):
-        return "word"
-    if token in _REDIRECTS:
-        return "redirect"
-    return "pipe" if token in _PIPES else "break"
-
-
-def _split_statements(tokens: list[str]) -> list[tuple[str, ...]]:
-    statements: list[tuple[str, ...]] = []
-    current: list[str] = []
-    for token in [*tokens, ";"]:
-        if _kind(token) == "break":
-            if current:
-                statements.append(tuple(current))
-            current = []
+def split_statements(tokens: list[Token]) -> list[list[Token]]:
+    """Tokens grouped into statements at `;`, `&`, `&&`, `||` and newlines."""
+    statements: list[list[Token]] = [[]]
+    for token in tokens:
+        if isinstance(token, Op) and token.text in BREAKS:
+            statements.append([])
         else:
-            current.append(token)
-    return statements
+            statements[-1].append(token)
+    return [s for s in statements if s]
 
 
-def _read_statement(tokens: tuple[str, ...]) -> Statement:
-    starts: list[int] = []
-    commands: list[Command] = []
-    segment: list[int] = []
-    for index in [*range(len(tokens)), len(tokens)]:
-        if index < len(tokens) and _kind(tokens[index]) != "pipe":
-            segment.append(index)
+@dataclass
+class _Segment:
+    """One simple command's words (with their token index) and redirections."""
+
+    words: list[tuple[int, Word]] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    stop: int = 0  # token index just past the segment
+
+
+class _Reader:
+    def __init__(self, tokens: list[Token], context: Context) -> None:
+        self.context = context
+        self.texts: list[str] = []
+        self.spellings: list[tuple[str, ...]] = []
+        self.starts: list[int] = []
+        self.commands: list[Command] = []
+        self.nested: list[str] = []
+        self.dynamic: set[int] = set()
+        self.assigned: list[Word] = []
+        self.keywords: set[str] = set()
+        for segment in self._segments(tokens):
+            self._segment(segment)
+
+    def statement(self) -> Statement:
+        return Statement(
+            tuple(self.texts),
+            tuple(self.starts),
+            tuple(self.commands),
+            tuple(self.spellings),
+            frozenset(self.dynamic),
+            tuple(self.assigned),
+            frozenset(self.keywords),
+        )
+
+    def _emit(self, text: str, word: Word | None) -> int:
+        self.texts.append(text)
+        self.spellings.append(self.context.spell(word) if word is not None else (text,))
+        return len(self.texts) - 1
+
+    def _segments(self, tokens: list[Token]) -> list[_Segment]:
+        segments = [_Segment()]
+        pending: Op | None = None  # a redirect waiting for its target
+        for token in tokens:
+            current = segments[-1]
+            if isinstance(token, Word):
+                index = self._emit(token.text, token)
+                self.nested.extend(token.nested)
+                if pending is not None:
+                    current.redirects.append(Redirect(pending.text, pending.fd, token))
+                    pending = None
+                else:
+                    current.words.append((index, token))
+                current.stop = index + 1
+                continue
+            if token.fd:
+                self._emit(token.fd, None)
+            index = self._emit(token.text, None)
+            if pending is not None:
+                current.redirects.append(Redirect(pending.text, pending.fd, None))
+            pending = token if token.redirect else None
+            if token.text in PIPES:
+                segments.append(_Segment(stop=index + 1))
+            else:
+                current.stop = index + 1
+        if pending is not None:
+            segments[-1].redirects.append(Redirect(pending.text, pending.fd, None))
+        return segments
+
+    def _segment(self, segment: _Segment) -> None:
+        words = segment.words
+        p, assignments = 0, []
+        while p < len(words):
+            index, word = words[p]
+            bare = not word.quoted
+            if bare and word.text in _NOT_COMMANDS | KEYWORDS | {"function"}:
+                self.keywords.add(word.text)
+            if bare and word.text in _NOT_COMMANDS:
+                return
+            if bare and word.text == "function":
+                self.starts.append(index)  # deny patterns may name it (function f { f|f& })
+                p += 2
+            elif bare and word.text in KEYWORDS:
+                p += 1
+            elif word.assignment:
+                assignments.append(word)
+                p += 1
+            else:
+                break
+        if p >= len(words):
+            for assignment in assignments:
+                self.context.assign(assignment)
+            self.assigned.extend(assignments)
+            return
+        self._simple(segment, p, len(words), _Chain(tuple(assignments), (), False), set())
+
+    def _simple(self, seg: _Segment, p: int, end: int, chain: _Chain, seen: set[int]) -> None:
+        """Read the command at word `p` (words up to `end`), looking through wrappers."""
+        if p in seen:
+            return
+        seen.add(p)
+        index, word = seg.words[p]
+        name = basename(word.text)
+        self.starts.append(index)
+        if word.dynamic:
+            self.dynamic.add(index)
+        texts = [w.text for _, w in seg.words[:end]]
+        unwrapped = None if word.dynamic else unwrap(texts, p)
+        if unwrapped is not None:
+            self.nested.extend(unwrapped.lines)
+            inner = chain.under(name)
+            if unwrapped.command is not None:
+                self._simple(seg, unwrapped.command, end, inner, seen)
+            for guess in unwrapped.guesses:
+                self._simple(seg, guess, end, inner.guessing(), seen)
+            found = unwrapped.command is not None or unwrapped.lines
+            if found and name not in GUESSED:
+                return
+        stop = seg.words[end - 1][0] + 1 if end < len(seg.words) else seg.stop
+        operands = tuple(w for _, w in seg.words[p + 1 : end])
+        lines, bodies = carried(name, [w.text for w in operands])
+        self.nested.extend(lines)
+        for start, finish in bodies:
+            body = _Chain((), (*chain.wrappers, name), chain.guessed)
+            self._simple(seg, p + 1 + start, p + 1 + finish, body, seen)
+        redirects = tuple(seg.redirects)
+        if name in SHELLS:
+            self.nested.extend(_fed_to_shell(redirects))
+        if not chain.wrappers and not chain.guessed:
+            self._track(name, operands)
+        command = Command(
+            name,
+            tuple(self.texts[index + 1 : stop]),
+            word,
+            operands,
+            redirects,
+            chain.assignments,
+            chain.wrappers,
+            chain.guessed,
+        )
+        self.commands.append(command)
+
+    def _track(self, name: str, operands: tuple[Word, ...]) -> None:
+        """`cd` and `export X=...` change how later statements read."""
+        if name in ("cd", "pushd"):
+            self.context.change_directory(operands)
+        elif name in _DECLARERS:
+            for word in operands:
+                if word.assignment:
+                    self.context.assign(word)
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """What a command runs under: prefix assignments, wrappers, and whether it is a guess."""
+
+    assignments: tuple[Word, ...]
+    wrappers: tuple[str, ...]
+    guessed: bool
+
+    def under(self, wrapper: str) -> _Chain:
+        return _Chain(self.assignments, (*self.wrappers, wrapper), self.guessed)
+
+    def guessing(self) -> _Chain:
+        return _Chain(self.assignments, self.wrappers, True)
+
+
+def _fed_to_shell(redirects: tuple[Redirect, ...]) -> list[str]:
+    """Command lines a shell reads from a here-document or here-string."""
+    lines: list[str] = []
+    for redirect in redirects:
+        target = redirect.target
+        if target is None:
             continue
-        positions = _command_positions(tokens, segment)
-        starts.extend(positions)
-        if positions:
-            first, end = positions[-1], segment[-1] + 1
-            commands.append(Command(basename(tokens[first]), tokens[first + 1 : end]))
-        segment = []
-    return Statement(tokens, tuple(starts), tuple(commands))
-
-
-def _command_positions(tokens: tuple[str, ...], segment: list[int]) -> list[int]:
-    """Indices of the wrappers and, last, the command word of one simple command."""
-    positions: list[int] = []
-    after_wrapper = False
-    k = 0
-    while k < len(segment):
-        token = tokens[segment[k]]
-        if _kind(token) == "redirect":
-            k += 2
-            continue
-        if token in _NOT_COMMANDS and not positions:
-            return []
-        skippable = token in _KEYWORDS or _ASSIGNMENT.match(token)
-        if skippable or (after_wrapper and (token.startswith("-") or _NUMBER.match(token))):
-            k += 1
-            continue
-        positions.append(segment[k])
-        if basename(token) not in _WRAPPERS:
-            return positions
-        after_wrapper = True
-        k += 1
-    return positions
-
-
-def _nested_lines(statement: Statement) -> list[str]:
-    """Command text that runs inside this statement: sh -c, eval, $(...) and backticks."""
-    lines = [t for t in statement.tokens if _kind(t) == "word" and ("$(" in t or "`" in t)]
-    for command in statement.commands:
-        if command.name == "eval":
-            lines.append(" ".join(command.args))
-        elif command.name in _SHELLS:
-            lines.extend(_shell_c_argument(command.args))
+        if redirect.op in ("<<", "<<-") and target.heredoc is not None:
+            lines.append(target.heredoc)
+        elif redirect.op == "<<<":
+            lines.append(target.text)
     return lines
-
-
-def _shell_c_argument(args: tuple[str, ...]) -> list[str]:
-    for i, arg in enumerate(args[:-1]):
-        if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
-            return [args[i + 1]]
-    return []

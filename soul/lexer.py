@@ -1,0 +1,330 @@
+"""Splits a shell command line into words and operators the way bash reads it, and keeps what
+quoting hides: which characters were quoted, what expands, what globs and what runs nested.
+
+Brace expansion (``{rm,-rf,x}``) and splitting on ``$IFS`` (``rm${IFS}-rf``) are applied here,
+so the words a rule sees are the words the shell would run. Anything this lexer cannot read
+raises UnparseableCommand: an unreadable line is never taken as harmless.
+"""
+
+from __future__ import annotations
+
+import re
+
+from soul.errors import UnparseableCommand
+from soul.words import (
+    ASSIGNMENT,
+    EXPANDED,
+    QUOTED,
+    RAW,
+    SPLIT,
+    Op,
+    Pieces,
+    Token,
+    Word,
+    decode_ansi_c,
+)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_BLANKS = " \t\r"
+_OPERATOR_CHARS = ";&|()<>"
+# Longest first: the lexer takes the longest operator that matches.
+_OPERATORS = _names(";;& &>> <<< <<- ;; ;& && || |& &> >> >| >& << <> <& ; & | ( ) < >")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL_PARAMS = "@*#?-$!0123456789"
+_ANSI_C_BODY = re.compile(r"((?:[^'\\]|\\.)*)'", re.S)
+
+
+def lex(line: str) -> list[Token]:
+    """The words and operators of `line`; raises UnparseableCommand."""
+    return _Lexer(line).run()
+
+
+class _Lexer:
+    def __init__(self, line: str) -> None:
+        self.s = line
+        self.i = 0
+        self.out: list[Token] = []
+        self.heredocs: list[tuple[int, str, bool, bool]] = []  # (index, delimiter, quoted, -)
+
+    def fail(self, why: str) -> UnparseableCommand:
+        return UnparseableCommand(f"cannot read the command: {why}")
+
+    def run(self) -> list[Token]:
+        s = self.s
+        while self.i < len(s):
+            c = s[self.i]
+            if c in _BLANKS or s.startswith("\\\n", self.i):
+                self.i += 1 if c in _BLANKS else 2
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = len(s) if end < 0 else end
+            elif c == "\n":
+                self.i += 1
+                self.out.append(Op("\n"))
+                self._read_heredocs()
+            elif s.startswith(("<(", ">("), self.i):
+                self._word()
+            elif c in _OPERATOR_CHARS:
+                self._operator("")
+            else:
+                self._word()
+        if self.heredocs:
+            raise self.fail("a here-document is not closed")
+        return self.out
+
+    def _operator(self, fd: str) -> None:
+        s = self.s
+        if s[self.i] == "(":
+            j = self.i + 1
+            while j < len(s) and s[j] in _BLANKS:
+                j += 1
+            if j < len(s) and s[j] == ")":
+                self.i = j + 1
+                self.out.append(Op("()"))
+                return
+        text = next(op for op in _OPERATORS if s.startswith(op, self.i))
+        self.i += len(text)
+        self.out.append(Op(text, fd))
+        if text in ("<<", "<<-"):
+            while self.i < len(s) and s[self.i] in _BLANKS:
+                self.i += 1
+            if self.i >= len(s) or s[self.i] in _OPERATOR_CHARS + "\n":
+                raise self.fail("a here-document needs a delimiter")
+            raw_start = self.i
+            self._word()
+            delimiter = self.out[-1]
+            quoted = any(q in self.s[raw_start : self.i] for q in "'\"\\")
+            if isinstance(delimiter, Word):
+                self.heredocs.append((len(self.out) - 1, delimiter.text, quoted, text == "<<-"))
+
+    def _read_heredocs(self) -> None:
+        """The bodies of the here-documents opened on the line just ended."""
+        for index, delimiter, quoted, strip in self.heredocs:
+            lines: list[str] = []
+            while True:
+                if self.i >= len(self.s):
+                    raise self.fail(f"here-document {delimiter!r} is not closed")
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                text = self.s[self.i : end]
+                self.i = min(end + 1, len(self.s))
+                if (text.lstrip("\t") if strip else text) == delimiter:
+                    break
+                lines.append(text)
+            body = "\n".join(lines)
+            word = self.out[index]
+            assert isinstance(word, Word)
+            nested = () if quoted else _Lexer(body).substitutions()
+            expands = not quoted and ("$" in body or "`" in body)
+            self.out[index] = Word(word.text, expands, quoted=True, nested=nested, heredoc=body)
+        self.heredocs = []
+
+    def substitutions(self) -> tuple[str, ...]:
+        """The command lines nested in a here-document body (expanded like "...")."""
+        building = Pieces()
+        while self.i < len(self.s):
+            if self.s[self.i] in "$`":
+                self._dollar_or_backtick(building, quoted=True)
+            else:
+                self.i += 2 if self.s[self.i] == "\\" else 1
+        return tuple(building.nested)
+
+    def _word(self) -> None:
+        b = Pieces()
+        s = self.s
+        if s.startswith(("<(", ">("), self.i):
+            direction = s[self.i]
+            self.i += 2
+            b.nested.append(self._balanced("(", ")"))
+            b.add(f"{direction}(...)", EXPANDED)
+            b.expansions += 1
+        while self.i < len(s):
+            c = s[self.i]
+            if c in _BLANKS or c == "\n" or c in _OPERATOR_CHARS:
+                if c == "(" and _is_array_assignment(b):
+                    self.i += 1
+                    inner = self._balanced("(", ")")
+                    b.nested.extend(n for t in lex(inner) if isinstance(t, Word) for n in t.nested)
+                    b.add(f"({inner})", QUOTED)
+                    continue
+                break
+            if c == "\\":
+                if s.startswith("\\\n", self.i):
+                    self.i += 2
+                    continue
+                if self.i + 1 >= len(s):
+                    raise self.fail("a backslash ends the line")
+                b.add(s[self.i + 1], QUOTED)
+                self.i += 2
+            elif c == "'":
+                end = s.find("'", self.i + 1)
+                if end < 0:
+                    raise self.fail("a ' is not closed")
+                b.add(s[self.i + 1 : end], QUOTED)
+                b.chars.append(("", QUOTED))  # '' is still a word
+                self.i = end + 1
+            elif c == '"':
+                self._double_quoted(b)
+            elif c in "$`":
+                self._dollar_or_backtick(b, quoted=False)
+            else:
+                b.add(c, RAW)
+                self.i += 1
+        self._finish(b)
+
+    def _double_quoted(self, b: Pieces) -> None:
+        s = self.s
+        self.i += 1
+        b.chars.append(("", QUOTED))
+        while True:
+            if self.i >= len(s):
+                raise self.fail('a " is not closed')
+            c = s[self.i]
+            if c == '"':
+                self.i += 1
+                return
+            if c == "\\" and self.i + 1 < len(s) and s[self.i + 1] in '$`"\\\n':
+                if s[self.i + 1] != "\n":
+                    b.add(s[self.i + 1], QUOTED)
+                self.i += 2
+            elif c in "$`":
+                self._dollar_or_backtick(b, quoted=True)
+            else:
+                b.add(c, QUOTED)
+                self.i += 1
+
+    def _dollar_or_backtick(self, b: Pieces, *, quoted: bool) -> None:
+        s = self.s
+        start = self.i
+        if s[self.i] == "`":
+            self.i += 1
+            inner = self._until_backtick()
+            b.nested.append(re.sub(r"\\([\\`$])", r"\1", inner))
+        elif s.startswith("$((", self.i):
+            self.i += 3
+            inner = self._balanced("(", ")", depth=2)
+            b.nested.extend(_Lexer(inner[:-1]).substitutions())
+        elif s.startswith("$(", self.i):
+            self.i += 2
+            b.nested.append(self._balanced("(", ")"))
+        elif s.startswith("$[", self.i):
+            self.i += 2
+            b.nested.extend(_Lexer(self._balanced("[", "]")).substitutions())
+        elif s.startswith("${", self.i):
+            self.i += 2
+            inner = self._balanced("{", "}")
+            b.nested.extend(_Lexer(inner).substitutions())
+            name = _NAME.match(inner)
+            if name and name.group() == inner:
+                b.params.append(inner)
+            if not quoted and name and name.group() == "IFS":
+                b.add(" ", SPLIT)
+                return
+        elif s.startswith("$'", self.i) and not quoted:
+            self.i += 2
+            b.add(self._ansi_c(), QUOTED)
+            b.chars.append(("", QUOTED))
+            return
+        elif s.startswith('$"', self.i) and not quoted:
+            self.i += 1
+            self._double_quoted(b)
+            return
+        else:
+            name = _NAME.match(s, self.i + 1)
+            if name:
+                self.i = name.end()
+                b.params.append(name.group())
+                if not quoted and name.group() == "IFS":
+                    b.add(" ", SPLIT)
+                    return
+            elif self.i + 1 < len(s) and s[self.i + 1] in _SPECIAL_PARAMS:
+                self.i += 2
+            else:
+                b.add("$", QUOTED if quoted else RAW)
+                self.i += 1
+                return
+        b.expansions += 1
+        b.add(s[start : self.i], EXPANDED)
+
+    def _until_backtick(self) -> str:
+        s, start = self.s, self.i
+        while self.i < len(s):
+            if s[self.i] == "\\":
+                self.i += 2
+            elif s[self.i] == "`":
+                self.i += 1
+                return s[start : self.i - 1]
+            else:
+                self.i += 1
+        raise self.fail("a ` is not closed")
+
+    def _balanced(self, opening: str, closing: str, depth: int = 1) -> str:
+        """Text up to the matching `closing` (quotes and nested substitutions skipped)."""
+        s, start = self.s, self.i
+        while self.i < len(s):
+            c = s[self.i]
+            if c == "\\":
+                self.i += 2
+                continue
+            if c == "'":
+                end = s.find("'", self.i + 1)
+                if end < 0:
+                    raise self.fail("a ' is not closed")
+                self.i = end + 1
+                continue
+            if c in '"`$':
+                self._skip_quoted_part()
+                continue
+            if c == opening:
+                depth += 1
+            elif c == closing:
+                depth -= 1
+                if depth == 0:
+                    self.i += 1
+                    return s[start : self.i - 1]
+            self.i += 1
+        raise self.fail(f"a {opening} is not closed")
+
+    def _skip_quoted_part(self) -> None:
+        """Step over "...", `...` or a $-expansion inside a substitution being skipped."""
+        c = self.s[self.i]
+        if c == '"':
+            self._double_quoted(Pieces())
+        elif c == "`":
+            self.i += 1
+            self._until_backtick()
+        elif self.s.startswith(("$(", "${", "$["), self.i):
+            self._dollar_or_backtick(Pieces(), quoted=True)
+        else:
+            self.i += 1
+
+    def _ansi_c(self) -> str:
+        """The value of $'...' (the lexer stands after the opening quote)."""
+        body = _ANSI_C_BODY.match(self.s, self.i)
+        if body is None:
+            raise self.fail("a $' is not closed")
+        self.i = body.end()
+        return decode_ansi_c(body.group(1))
+
+    def _finish(self, b: Pieces) -> None:
+        """Turn the characters into Words (split at $IFS, braces expanded)."""
+        s = self.s
+        io_number = (
+            b.chars
+            and all(k == RAW and c.isdigit() for c, k in b.chars)
+            and self.i < len(s)
+            and s[self.i] in "<>"
+        )
+        if io_number:
+            self._operator("".join(c for c, _ in b.chars))
+            return
+        self.out.extend(b.words())
+
+
+def _is_array_assignment(b: Pieces) -> bool:
+    text = "".join(c for c, _ in b.chars)
+    return text.endswith("=") and bool(ASSIGNMENT.match(text)) and all(k == RAW for _, k in b.chars)
