@@ -1,0 +1,195 @@
+"""Overlay slots: hardened single-use containers, each over its own fresh overlay of the
+workspace (the workspace the read-only lower layer, a new upper layer under LANCELOT_HOME).
+
+Docker's local volume driver mounts the overlay, so neither Lancelot nor the container needs
+a privilege for it. A container's mounts are fixed when it is created, and an overlay must
+not be reused once a command has looked through it (it caches what the workspace held), so
+each slot serves exactly one command: its main process waits on stdin for the command and
+the container stops when the command ends, which also stops anything it left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.tools.effects.tree import remove_tree
+from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
+from core.tools.sandbox.limits import (
+    EXEC_ENV,
+    MOUNT,
+    OWNER_LABEL,
+    SandboxLimits,
+    command_user,
+    host_config,
+    owner_tag,
+)
+
+KIND_LABEL = "lancelot.dryrun"  # not the pool's label: its stale sweep must not take these
+LAUNCH = 'cmd=$(cat) && exec /bin/sh -c "$cmd"'
+UNSAFE_IN_OPTIONS = (",", ":", "\\")  # the mount option string cannot carry these
+
+
+@dataclass(frozen=True, slots=True)
+class OverlaySlot:
+    """A started container whose /workspace is a fresh overlay, waiting for one command."""
+
+    id: str
+    base: Path  # holds upper/ and work/
+    volume: str
+    container: str
+    stream: Any  # the attached stdin/stdout/stderr socket
+
+    @property
+    def upper(self) -> Path:
+        """The upper layer: what the command wrote, whiteouts for what it deleted."""
+        return self.base / "upper"
+
+
+def opaque_xattr() -> str:
+    """The xattr overlayfs marks opaque directories with. Root reads the usual trusted.*
+    namespace; anyone else cannot, so their overlays are mounted with `userxattr`."""
+    return "trusted.overlay.opaque" if os.geteuid() == 0 else "user.overlay.opaque"
+
+
+def mount_options(lower: Path, base: Path) -> str:
+    """The overlay's mount data: no redirects, no metacopy, no index, so the upper layer holds
+    only whole files, whiteouts and opaque directories."""
+    paths = (str(lower), str(base / "upper"), str(base / "work"))
+    for path in paths:
+        if any(char in path for char in UNSAFE_IN_OPTIONS):
+            raise SandboxUnavailable(
+                f"dry runs need a data directory path without ',' ':' or '\\' (got {path})"
+            )
+    options = "lowerdir={},upperdir={},workdir={},redirect_dir=off,index=off,metacopy=off"
+    options = options.format(*paths)
+    return options if os.geteuid() == 0 else options + ",userxattr"
+
+
+def labels(workspace: Path) -> dict[str, str]:
+    """Labels marking a dry-run container or volume as ours, and whose."""
+    return {KIND_LABEL: "1", OWNER_LABEL: owner_tag(workspace)}
+
+
+class SlotFactory:
+    """Makes and removes slots. Every method blocks (Docker SDK): call it in a thread."""
+
+    def __init__(
+        self, engine: DockerEngine, workspace: Path, runs_dir: Path, limits: SandboxLimits
+    ) -> None:
+        self._engine = engine
+        self._workspace = workspace
+        self._runs = runs_dir
+        self._limits = limits
+        self.uid = command_user()
+        self.launched: list[str] = []  # every container id made (tests inspect them)
+
+    def create(self) -> OverlaySlot:
+        """A new slot, started and attached; SandboxUnavailable when the engine cannot."""
+        self._engine.require_image(self._limits.image)
+        api = self._engine.api
+        slot_id = secrets.token_hex(8)
+        base = self._prepare_dirs(slot_id)
+        volume, container, stream = f"lancelot-dryrun-{slot_id}", None, None
+        try:
+            api.create_volume(
+                volume,
+                driver="local",
+                driver_opts={
+                    "type": "overlay",
+                    "device": "overlay",
+                    "o": mount_options(self._workspace, base),
+                },
+                labels=labels(self._workspace),
+            )
+            container = self._create_container(volume)
+            stream = api.attach_socket(
+                container, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            api.start(container)
+        except BaseException:
+            self.remove(OverlaySlot(slot_id, base, volume, container or "", stream))
+            raise
+        return OverlaySlot(slot_id, base, volume, container, stream)
+
+    def _prepare_dirs(self, slot_id: str) -> Path:
+        base = self._runs / slot_id
+        upper = base / "upper"
+        base.mkdir(parents=True, mode=0o700)
+        upper.mkdir()
+        (base / "work").mkdir()
+        # The merged root shows the upper root's owner and mode: the workspace's mode, and a
+        # command user who may write there (as DockerSandbox arranges for its bind mount).
+        os.chmod(upper, os.stat(self._workspace).st_mode & 0o7777)
+        if os.geteuid() == 0:
+            os.chown(upper, self.uid, self.uid)
+        return base
+
+    def _create_container(self, volume: str) -> str:
+        api = self._engine.api
+        hardening = host_config(self._limits, self._workspace)
+        # nocopy: Docker would otherwise chown a new volume's root to the image's mount point
+        # (root) and copy the image's files in - a change of the command's own making.
+        hardening["binds"] = {volume: {"bind": MOUNT, "mode": "rw,nocopy"}}
+        created = api.create_container(
+            self._limits.image,
+            command=["/bin/sh", "-c", LAUNCH],
+            user=f"{self.uid}:{self.uid}",
+            working_dir=MOUNT,
+            environment=EXEC_ENV,
+            labels=labels(self._workspace),
+            host_config=api.create_host_config(**hardening),
+            network_disabled=True,
+            stdin_open=True,
+        )
+        container: str = created["Id"]
+        self.launched.append(container)
+        return container
+
+    def remove(self, slot: OverlaySlot, *, keep_upper: bool = False) -> None:
+        """Remove the slot's container and volume (and its directories unless `keep_upper`)."""
+        close_stream(slot.stream)
+        with contextlib.suppress(Exception):
+            if slot.container:
+                self._engine.api.remove_container(slot.container, force=True)
+        with contextlib.suppress(Exception):
+            self._engine.api.remove_volume(slot.volume, force=True)
+        if keep_upper:
+            remove_tree(slot.base / "work")
+        else:
+            remove_tree(slot.base)
+
+    def sweep(self) -> None:
+        """Remove dry-run containers and volumes a previous run of this data directory left."""
+        api = self._engine.api
+        wanted = [f"{KIND_LABEL}=1", f"{OWNER_LABEL}={owner_tag(self._workspace)}"]
+        for entry in api.containers(all=True, filters={"label": wanted}):
+            with contextlib.suppress(Exception):
+                api.remove_container(entry["Id"], force=True)
+        found = api.volumes(filters={"label": wanted}) or {}
+        for entry in found.get("Volumes") or ():
+            with contextlib.suppress(Exception):
+                api.remove_volume(entry["Name"], force=True)
+
+
+def raw_socket(stream: Any) -> socket.socket:
+    """The socket under the SDK's attach stream (for sendall and a half-close)."""
+    raw = getattr(stream, "_sock", stream)
+    if not isinstance(raw, socket.socket):
+        raise SandboxUnavailable("the sandbox engine connection cannot take a command")
+    return raw
+
+
+def close_stream(stream: Any) -> None:
+    """Close the attach socket, the HTTP response around it and the connection beneath it."""
+    if stream is None:
+        return
+    for closable in (getattr(stream, "_response", None), stream, getattr(stream, "_sock", None)):
+        if closable is not None:
+            with contextlib.suppress(OSError, ValueError):
+                closable.close()

@@ -1,0 +1,259 @@
+"""ShellEffects: run a shell command as a dry run, show its effects, apply exactly those,
+undo them later. The one door the shell governance uses."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import TracebackType
+
+from core.errors import ToolFailed
+from core.tools.action import ToolAction
+from core.tools.base import ToolResult
+from core.tools.capability import CapabilityTokens
+from core.tools.effects.command import NotStarted, run_in_slot
+from core.tools.effects.commit import commit
+from core.tools.effects.effectset import EffectSet
+from core.tools.effects.errors import (
+    DigestMismatch,
+    DryRunGone,
+    StaleEffects,
+    UndoRefused,
+    UndoUnavailable,
+)
+from core.tools.effects.journal import EffectJournal
+from core.tools.effects.model import Effect
+from core.tools.effects.objects import ObjectStore
+from core.tools.effects.overlay import OverlaySlot, SlotFactory, opaque_xattr
+from core.tools.effects.pool import SlotPool
+from core.tools.effects.records import Change, DryRun
+from core.tools.effects.scan import scan_upper
+from core.tools.effects.sources import ObjectSource, UpperSource
+from core.tools.effects.stage import Plan, abandon, prepare
+from core.tools.effects.tree import remove_tree
+from core.tools.effects.upkeep import Upkeep
+from core.tools.sandbox.engine import DockerEngine
+from core.tools.sandbox.limits import SandboxLimits
+from core.tools.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class EffectSettings:
+    """How many dry-run containers wait ready, how long a dry run waits for a decision, how
+    long a change can be undone, and the bounds of the undo backups."""
+
+    pool_size: int = 2
+    dry_run_ttl_seconds: float = 3600.0
+    undo_window_seconds: float = 24 * 3600.0
+    backup_max_bytes: int = 1 << 30
+    backup_max_age_seconds: float = 7 * 24 * 3600.0
+
+
+class ShellEffects:
+    """Dry runs in a copy-on-write workspace, and their apply, discard and undo.
+
+    An async context manager: entering opens LANCELOT_HOME/effects.db and cleans up after a
+    previous run (expired dry runs, leftover containers); leaving removes every container.
+    Dry runs still pending survive a restart: `apply` works on them from a new instance.
+    """
+
+    def __init__(
+        self,
+        engine: DockerEngine,
+        workspace: Workspace,
+        home: Path,
+        capabilities: CapabilityTokens,
+        limits: SandboxLimits,
+        settings: EffectSettings | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings or EffectSettings()
+        self.limits = limits
+        self._engine = engine
+        self._root = workspace.root
+        self._runs = home / "dryruns"
+        self._capabilities = capabilities
+        self._clock = clock
+        self._journal = EffectJournal(home / "effects.db")
+        self._store = ObjectStore(home / "undo" / "objects")
+        factory = SlotFactory(engine, workspace.root, self._runs, limits)
+        self.pool = SlotPool(factory, self.settings.pool_size)
+        self._upkeep = Upkeep(
+            self._journal, self._store, self._runs, self._root, self.settings, factory.sweep
+        )
+        self._lock = asyncio.Lock()  # one apply or undo at a time
+        self._xattr = opaque_xattr()
+
+    async def __aenter__(self) -> ShellEffects:
+        await self._journal.open()
+        try:
+            await self._upkeep.startup(self._clock())
+        except BaseException:
+            await self._journal.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.pool.close()
+        await self._journal.close()
+
+    async def warm(self) -> None:
+        """Start preparing containers now rather than at the first command."""
+        await self.pool.start()
+
+    async def dry_run(self, action: ToolAction, capability: str | None) -> DryRun:
+        """Run `action.command` against an overlay of the workspace (after checking its
+        capability token) and compute its effects. The workspace itself is not touched.
+
+        A dry run that changed nothing comes back with state "unchanged" and is not kept;
+        any other is kept, "pending", until applied, discarded or expired.
+        SandboxUnavailable: nothing ran.
+        """
+        self._capabilities.check(capability, action.digest)
+        command = action.command or ""
+        slot, result = await self._take_and_run(command)
+        keep = False
+        try:
+            effects = await asyncio.to_thread(scan_upper, slot.upper, self._root, self._xattr)
+            now = self._clock()
+            if effects.empty:
+                return DryRun(slot.id, command, now, now, result, effects, "unchanged")
+            run = DryRun(
+                slot.id, command, now, now + self.settings.dry_run_ttl_seconds, result, effects
+            )
+            await self._journal.add_dry_run(run)
+            keep = True
+            return run
+        finally:
+            self.pool.dispose(slot, keep_upper=keep)
+
+    async def _take_and_run(self, command: str) -> tuple[OverlaySlot, ToolResult]:
+        """A slot and the command's result in it; a slot whose container died before the
+        command started is replaced once."""
+        for attempt in range(2):
+            slot = await self.pool.take()
+            try:
+                result = await run_in_slot(self._engine, slot, command, self.limits.timeout_seconds)
+            except NotStarted:
+                self.pool.dispose(slot, keep_upper=False)
+                if attempt:
+                    raise
+                continue
+            except BaseException:
+                self.pool.dispose(slot, keep_upper=False)
+                raise
+            return slot, result
+        raise AssertionError("unreachable")
+
+    async def get(self, dry_run_id: str) -> DryRun | None:
+        """A kept dry run (also one made before a restart)."""
+        return await self._journal.dry_run(dry_run_id)
+
+    async def apply(self, dry_run_id: str, digest: str) -> Change:
+        """Commit the dry run's upper layer to the workspace: exactly the effects hashing to
+        `digest` (what the owner approved), after backing up what they overwrite or delete.
+        Nothing runs again. StaleEffects when the workspace changed under the dry run (it
+        stays pending: discard it and run the command again)."""
+        async with self._lock:
+            run = await self._pending(dry_run_id)
+            if run.effects.digest != digest:
+                raise DigestMismatch(dry_run_id)
+            upper = self._runs / run.id / "upper"
+            plan = await asyncio.to_thread(self._plan_from_upper, upper, run.effects)
+            now = self._clock()
+            change = Change(
+                run.id, run.command, now, now + self.settings.undo_window_seconds, run.effects
+            )
+            try:
+                await self._journal.begin_change(replace(change, state="applying"), plan.objects)
+            except BaseException:
+                await asyncio.to_thread(abandon, self._root, plan)
+                raise
+            written = await self._commit(run.id, plan)
+            change = replace(change, effects=EffectSet(written, run.effects.git))
+            await self._journal.finish_change(run.id, change.effects)
+        await asyncio.to_thread(remove_tree, self._runs / run.id)
+        return change
+
+    def _plan_from_upper(self, upper: Path, effects: EffectSet) -> Plan:
+        with UpperSource(upper) as source:
+            return prepare(self._root, effects.effects, source, self._store)
+
+    async def _commit(self, change_id: str, plan: Plan) -> tuple[Effect, ...]:
+        try:
+            return await asyncio.to_thread(commit, self._root, plan)
+        except OSError as exc:
+            # Some paths may have changed: the change stays recorded, so undo can take them
+            # back (it checks each path, and skips those still as they were).
+            await self._journal.mark_applied(change_id)
+            raise ToolFailed(
+                f"applying stopped part way ({exc}); undo restores what was changed",
+                user_message="The change was applied only in part; Undo takes it back.",
+            ) from None
+
+    async def _pending(self, dry_run_id: str) -> DryRun:
+        run = await self._journal.dry_run(dry_run_id)
+        if run is None:
+            raise DryRunGone(dry_run_id, "is unknown")
+        if run.state != "pending":
+            raise DryRunGone(dry_run_id, f"was already {run.state}")
+        if run.expires_at <= self._clock():
+            await self._journal.settle_dry_run(dry_run_id, "expired")
+            await asyncio.to_thread(remove_tree, self._runs / dry_run_id)
+            raise DryRunGone(dry_run_id, "has expired")
+        return run
+
+    async def discard(self, dry_run_id: str) -> None:
+        """Drop a pending dry run (Deny): its upper layer goes, the workspace is untouched."""
+        await self._journal.settle_dry_run(dry_run_id, "discarded")
+        await asyncio.to_thread(remove_tree, self._runs / dry_run_id)
+
+    async def undo(self, change_id: str) -> Change:
+        """Put every path the change touched back as it was. UndoRefused names the paths a
+        later change touched; UndoUnavailable when the window passed or it was undone."""
+        async with self._lock:
+            change = await self._journal.change(change_id)
+            if change is None:
+                raise UndoUnavailable(change_id, "that change is unknown")
+            if change.state not in ("applied", "applying"):
+                raise UndoUnavailable(change_id, f"it was already {change.state}")
+            if change.undo_until <= self._clock():
+                raise UndoUnavailable(change_id, "the time to undo it has passed")
+            inverse = tuple(effect.inverse() for effect in reversed(change.effects.effects))
+            try:
+                plan = await asyncio.to_thread(
+                    prepare,
+                    self._root,
+                    sorted(inverse, key=_by_path),
+                    ObjectSource(self._store),
+                    None,
+                )
+            except StaleEffects as exc:
+                raise UndoRefused(exc.paths) from None
+            except FileNotFoundError:
+                raise UndoUnavailable(change_id, "its backups are gone") from None
+            await asyncio.to_thread(commit, self._root, plan)
+            orphans = await self._journal.settle_change(change_id, "undone")
+        await asyncio.to_thread(self._upkeep.drop_objects, orphans)
+        return replace(change, state="undone")
+
+    async def recent_changes(self, limit: int = 10) -> list[Change]:
+        """Changes that can still be undone, newest first (for /undo)."""
+        return await self._journal.recent_changes(self._clock(), limit)
+
+    async def tidy(self) -> None:
+        """Expire old dry runs and prune the backups (call it now and then; entering does)."""
+        async with self._lock:
+            await self._upkeep.run(self._clock())
+
+
+def _by_path(effect: Effect) -> str:
+    return effect.path

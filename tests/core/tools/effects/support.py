@@ -1,0 +1,85 @@
+"""Helpers for the effect tests: build a workspace, snapshot it, dry-run with a valid token."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
+from core.tools.effects import DryRun, ShellEffects
+from core.tools.sandbox.limits import command_user
+
+GIT = [
+    "git",
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@example.org",
+    "-c",
+    "init.defaultBranch=main",
+]
+
+Snapshot = dict[str, tuple[str, int, str]]
+
+
+def make(root: Path, files: dict[str, str]) -> None:
+    """Write `files` (path -> text; a path ending in "/" is a directory) under `root`, owned
+    by the sandbox's command user as the workspace would be."""
+    for name, text in files.items():
+        path = root / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    hand_over(root)
+
+
+def hand_over(root: Path) -> None:
+    """Give the tree to the sandbox's command user (when the tests run as root)."""
+    if os.geteuid() != 0:
+        return
+    uid = command_user()
+    os.chown(root, uid, uid)
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git on the host in `repo` (its output)."""
+    done = subprocess.run([*GIT, *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def snapshot(root: Path) -> Snapshot:
+    """path -> (kind, mode, content hash or link target) for everything under `root`."""
+    found: Snapshot = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            info = os.lstat(path)
+            rel = os.path.relpath(path, root)
+            mode = stat.S_IMODE(info.st_mode)
+            if stat.S_ISLNK(info.st_mode):
+                found[rel] = ("symlink", mode, os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                found[rel] = ("dir", mode, "")
+            else:
+                found[rel] = ("file", mode, hashlib.sha256(Path(path).read_bytes()).hexdigest())
+    return found
+
+
+async def dry_run(engine: ShellEffects, capabilities: CapabilityTokens, command: str) -> DryRun:
+    """Dry-run `command` with a valid capability token, as the policy engine would issue it."""
+    action = ToolAction("shell.exec", command)
+    return await engine.dry_run(action, capabilities.issue(action.digest))
+
+
+def kinds(run: DryRun) -> dict[str, str]:
+    """path -> effect kind."""
+    return {effect.path: effect.kind for effect in run.effects.effects}
