@@ -37,6 +37,7 @@ from core.orchestrator import Orchestrator
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.receipts.redaction import Redactor
+from core.runtime.tasks import Supervisor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
 from core.security.ratelimit import SlidingWindowLimiter
@@ -126,10 +127,11 @@ async def assemble(
             ),
             app.commands,
             app.tokens,
+            tasks=app.tasks,
         )
         app.commands.freeze()
         await stack.enter_async_context(app.health)
-        runner = asyncio.create_task(orchestrator.run(), name="orchestrator")
+        runner = app.tasks.spawn(orchestrator.run(), name="orchestrator")
         stack.push_async_callback(_cancel, runner)
         app.ledger.append(
             Receipt(
@@ -156,12 +158,15 @@ async def _start_kernel(
     """The data directory, the ledger, state.db and its stores, the outbox, the web app."""
     home = prepare_home(settings.home)
     secret = load_secret(settings, home)
+    tasks = Supervisor()
+    stack.push_async_callback(tasks.aclose)  # last out: after every service has stopped
     ledger = await stack.enter_async_context(
         SqliteLedger(
             home / "ledger.db",
             redactor=redactor_for(settings),
             batch_size=settings.ledger.batch_size,
             flush_interval=settings.ledger.flush_interval_ms / 1000,
+            tasks=tasks,
         )
     )
     state = await open_state_db(home / "state.db")
@@ -175,11 +180,12 @@ async def _start_kernel(
         session_ttl=settings.web.session_ttl_seconds,
     )
     await viewer.setup()
-    outbox = Outbox(state, ledger, delivery, clock)
+    outbox = Outbox(state, ledger, delivery, clock, tasks=tasks)
     await outbox.setup()
     await stack.enter_async_context(outbox)
-    health = HealthMonitor()
+    health = HealthMonitor(tasks=tasks)
     health.register("ledger", lambda: _ledger_check(ledger))
+    health.register("tasks", tasks.health)
     web_port = None
     if web:
         web_app = build_web_app(
@@ -195,6 +201,7 @@ async def _start_kernel(
         home=home,
         secret=secret,
         stack=stack,
+        tasks=tasks,
         bus=Bus(),
         ledger=ledger,
         state=state,

@@ -93,6 +93,7 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
         executor,
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
+        tasks=app.tasks,
     )
     gateway = ToolGateway(policy, approvals, executor, app.ledger)
     registry: CommandRegistry = app.commands

@@ -19,6 +19,7 @@ from core.delivery.outbox import Outbox
 from core.features import FeatureFlags
 from core.health.snapshot import HealthMonitor
 from core.receipts.ledger import SqliteLedger
+from core.runtime.tasks import Supervisor
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 
@@ -35,6 +36,7 @@ class Kernel:
     home: Path
     secret: bytes
     stack: AsyncExitStack
+    tasks: Supervisor  # every background task of the app starts through it
     bus: Bus
     ledger: SqliteLedger
     state: aiosqlite.Connection

@@ -29,6 +29,7 @@ def local_provider(app: Kernel) -> LocalProvider | None:
         partial(resolve_model, llm.local_model, app.home),
         threads=llm.local_threads,
         context=llm.local_context,
+        tasks=app.tasks,
     )
 
 

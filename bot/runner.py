@@ -42,6 +42,7 @@ async def _attach_console(app: Lancelot) -> ConsoleChannel:
         sys.stdout,
         color=interactive,
         prompt="you> " if interactive else "",
+        tasks=app.tasks,
     )
     await app.attach(console)
     return console

@@ -73,13 +73,15 @@ async def wire_scheduler(
         enabled=lambda: app.features.enabled("SCHEDULER"),
     )
     store = SchedulerStore(app.home / "scheduler.db")
-    scheduler = Scheduler(specs, store, app.ledger.append, gates, wall, timer=not controlled)
+    scheduler = Scheduler(
+        specs, store, app.ledger.append, gates, wall, timer=not controlled, tasks=app.tasks
+    )
     await app.stack.enter_async_context(scheduler)
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     approvals = governance.approval_store if governance is not None else None
     _register_jobs(app, scheduler, store, wall, skills, approvals)
     alerts = await _watch_health(app, scheduler, wall, governance)
-    starter = asyncio.create_task(_start_when_ready(app, scheduler), name="scheduler-start")
+    starter = app.tasks.spawn(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
     return SchedulerKit(scheduler, alerts)
 

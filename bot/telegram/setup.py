@@ -52,6 +52,7 @@ async def attach_telegram(
         commands=[(c.name, c.summary) for c in app.commands.listing()],
         webhook=mode,
         tuning=tuning,
+        tasks=app.tasks,
     )
     await app.attach(channel, durable=True)
     app.health.register("telegram", channel.health)

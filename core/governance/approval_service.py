@@ -23,6 +23,7 @@ from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.runtime.tasks import Supervisor
 from core.security.tokens import ActionTokens
 from core.tools.action import ToolAction
 
@@ -44,6 +45,8 @@ class ApprovalService:
         timeout: Callable[[], float],
         clock: Callable[[], float] = time.time,
         remind_after: Callable[[], float | None] = lambda: None,
+        *,
+        tasks: Supervisor | None = None,
     ) -> None:
         """`timeout` and `remind_after` (seconds after the request; None: no reminder) are
         read at each use, so a newly activated Soul applies at once."""
@@ -58,10 +61,11 @@ class ApprovalService:
         self._wake = asyncio.Event()
         self._expirer: asyncio.Task[None] | None = None
         self._waiters = SettlementWaiters()
+        self._supervisor = tasks or Supervisor()
 
     async def __aenter__(self) -> Self:
         await self.reconcile()
-        self._expirer = asyncio.create_task(self._expire_forever(), name="approval-expiry")
+        self._expirer = self._supervisor.spawn(self._expire_forever(), name="approval-expiry")
         return self
 
     async def __aexit__(

@@ -19,6 +19,7 @@ from apscheduler.triggers.base import BaseTrigger
 
 from core.clock import WallClock
 from core.receipts.model import Receipt
+from core.runtime.tasks import Supervisor
 from core.scheduler.config import JobSpec
 from core.scheduler.execution import execute
 from core.scheduler.gates import Gates
@@ -48,6 +49,7 @@ class Scheduler:
         *,
         timer: bool = True,
         heartbeat: float = HEARTBEAT,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self._triggers: dict[str, BaseTrigger] = {s.name: trigger_for(s) for s in specs}
@@ -58,6 +60,7 @@ class Scheduler:
         self._timer = Timer(self._fire, self._heartbeat, heartbeat) if timer else None
         self._runners: dict[str, JobRunner] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._supervisor = tasks or Supervisor()
         self._active: set[str] = set()
         self.ask_approval: ApprovalAsker | None = None  # set by the /jobs commands
         self.started = asyncio.Event()
@@ -237,7 +240,11 @@ class Scheduler:
 
     def _spawn(self, spec: JobSpec, ctx: JobContext) -> None:
         self._active.add(spec.name)
-        task = asyncio.create_task(self._execute(spec, ctx), name=f"job-{spec.name}")
+        # A run records its own failure (execute never raises), so none is reported as a
+        # dead loop; one that still escapes is logged.
+        task = self._supervisor.spawn(
+            self._execute(spec, ctx), name=f"job-{spec.name}", report=False
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
