@@ -51,3 +51,15 @@ async def test_without_the_soul_governance_and_skills_are_absent_not_half_built(
     assert app.skill_runner is None
     help_card = await say(app, phone, "/help")
     assert "/run" not in help_card.body
+
+
+async def test_a_background_loop_that_dies_degrades_health(app: Lancelot) -> None:
+    async def broken_loop() -> None:
+        raise RuntimeError("lost its database")
+
+    task = app.tasks.spawn(broken_loop(), name="approval-expiry")
+    with pytest.raises(RuntimeError):
+        await task
+    snapshot = await app.health.check()
+    assert not snapshot.ready
+    assert "background task stopped: approval-expiry (RuntimeError)" in snapshot.degraded_reasons
