@@ -19,8 +19,12 @@ BLOCKED = FileState(kind="other")  # the path cannot be reached without followin
 
 
 class PathBlocked(OSError):
-    """A directory on the way is a symlink or not a directory: the path cannot be reached
-    without leaving the tree (so it is not there as it was)."""
+    """A directory on the way is a symlink or not a directory. `link`: it is a symlink, so
+    the path cannot be reached without leaving the tree (under a file, nothing can be)."""
+
+    def __init__(self, directory: str, link: bool) -> None:
+        super().__init__(errno.ENOTDIR, f"{directory}: a symlink or file is in the way")
+        self.link = link
 
 
 def kind_of(mode: int) -> Kind:
@@ -149,9 +153,8 @@ class DirHandles:
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise PathBlocked(
-                    exc.errno, f"{directory}: a symlink or file is in the way"
-                ) from None
+                info = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+                raise PathBlocked(directory, stat.S_ISLNK(info.st_mode)) from None
             raise
         self._open[directory] = fd
         while len(self._open) > self._keep:
@@ -169,13 +172,13 @@ class DirHandles:
     def state(
         self, path: str, *, known: FileState | None = None, listing: bool = False
     ) -> FileState:
-        """read_state for a relative path. A missing parent reads as absent; a parent turned
-        into a symlink or file reads as "other", which matches no state taken before."""
+        """read_state for a relative path. Under a missing parent or a file it reads as
+        absent; under a symlink as "other", which matches no state taken before."""
         parent, _, name = path.rpartition("/")
         try:
             fd = self.get(parent)
         except FileNotFoundError:
             return ABSENT
-        except PathBlocked:
-            return BLOCKED
+        except PathBlocked as blocked:
+            return BLOCKED if blocked.link else ABSENT
         return read_state(fd, name, known=known, listing=listing)

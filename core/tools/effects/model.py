@@ -60,12 +60,13 @@ class FileState:
         return self.kind == "absent" or self.mode == now.mode
 
     def identity(self) -> dict[str, Any]:
-        """The fields an approval binds to (no times, no inode numbers)."""
+        """The fields an approval binds to: no times, inode numbers or owners, and no
+        directory listing (the paths inside have effects of their own)."""
         return {
             "kind": self.kind,
             "mode": self.mode,
             "size": self.size,
-            "sha256": self.sha256,
+            "sha256": self.sha256 if self.kind != "dir" else None,
             "target": self.target,
         }
 
@@ -73,6 +74,7 @@ class FileState:
         """The stored form."""
         return {
             **self.identity(),
+            "sha256": self.sha256,
             "mtime_ns": self.mtime_ns,
             "ctime_ns": self.ctime_ns,
             "ino": self.ino,

@@ -23,7 +23,7 @@ GIT = [
     "init.defaultBranch=main",
 ]
 
-Snapshot = dict[str, tuple[str, int, str]]
+Snapshot = dict[str, tuple[str, int, str, int]]
 
 
 def make(root: Path, files: dict[str, str]) -> None:
@@ -57,8 +57,9 @@ def git(repo: Path, *args: str) -> str:
 
 
 def snapshot(root: Path) -> Snapshot:
-    """path -> (kind, mode, content hash or link target) for everything under `root`."""
-    found: Snapshot = {}
+    """path -> (kind, mode, content hash or link target, owner) for `root` and everything
+    under it."""
+    found: Snapshot = {".": ("dir", stat.S_IMODE(root.stat().st_mode), "", root.stat().st_uid)}
     for top, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(top, name)
@@ -66,11 +67,14 @@ def snapshot(root: Path) -> Snapshot:
             rel = os.path.relpath(path, root)
             mode = stat.S_IMODE(info.st_mode)
             if stat.S_ISLNK(info.st_mode):
-                found[rel] = ("symlink", mode, os.readlink(path))
+                found[rel] = ("symlink", mode, os.readlink(path), info.st_uid)
             elif stat.S_ISDIR(info.st_mode):
-                found[rel] = ("dir", mode, "")
+                found[rel] = ("dir", mode, "", info.st_uid)
+            elif stat.S_ISFIFO(info.st_mode):
+                found[rel] = ("fifo", mode, "", info.st_uid)
             else:
-                found[rel] = ("file", mode, hashlib.sha256(Path(path).read_bytes()).hexdigest())
+                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                found[rel] = ("file", mode, digest, info.st_uid)
     return found
 
 
