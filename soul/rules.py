@@ -61,14 +61,18 @@ def classify(soul: Soul, action: Action) -> Classification:
     word known only at run time (`$c`, `$(...)`) may be any command: every rule naming a
     command matches it, and it is never below the default tier. A command a T0 rule names
     but that is not provably read-only (`sort -o f`, `find -fprint f`, `PATH=. ls`) gets the
-    default tier instead of T0.
+    default tier instead of T0, and so does a line that sets an environment-like variable
+    (`PATH=.; ls`).
     """
     rules = [r for r in soul.risk_rules.rules if r.capability == action.capability]
     default = soul.risk_rules.default_tier
     if action.capability == SHELL and action.command is not None:
-        commands = [c for s in parse_command(action.command) for c in s.commands]
+        statements = parse_command(action.command)
+        commands = [c for s in statements for c in s.commands]
         groups = [[r for r in rules if _matches(r.match, action, c)] for c in commands]
         tiers = [_command_tier(g, c, default) for g, c in zip(groups, commands, strict=True)]
+        if any(_sets_environment(s) for s in statements):
+            tiers.append(default)  # `PATH=.; ls` may not run the ls the rules know
     else:
         groups = [[r for r in rules if _matches(r.match, action, None)]]
         tiers = [_highest(r.tier for r in group) if group else default for group in groups]
@@ -88,6 +92,13 @@ def needs_approval(soul: Soul, classification: Classification, *, autonomous: bo
 
 def _highest(tiers: Iterable[Tier]) -> Tier:
     return max(tiers, key=tier_rank)
+
+
+def _sets_environment(statement: Statement) -> bool:
+    """A shell variable named like an environment variable (PATH, LD_PRELOAD) is set."""
+    return any(
+        any(c.isupper() for c in w.text.partition("=")[0]) for w in statement.assigned
+    )
 
 
 def _command_tier(group: list[RiskRule], command: Command, default: Tier) -> Tier:

@@ -79,7 +79,7 @@ class Statement:
     commands: tuple[Command, ...]
     spellings: tuple[tuple[str, ...], ...]
     dynamic: frozenset[int] = frozenset()
-    assigned: tuple[Word, ...] = ()  # shell variables it sets (NAME=value with no command)
+    assigned: tuple[Word, ...] = ()  # shell variables it sets: NAME=value alone, for NAME in
     keywords: frozenset[str] = frozenset()  # reserved words in command position (for, if, ...)
 
 
@@ -188,6 +188,9 @@ class _Reader:
             if bare and word.text in _NOT_COMMANDS | KEYWORDS | {"function"}:
                 self.keywords.add(word.text)
             if bare and word.text in _NOT_COMMANDS:
+                if word.text in ("for", "select") and p + 1 < len(words):
+                    variable = words[p + 1][1].text
+                    self.assigned.append(Word(f"{variable}=", assignment=True))
                 return
             if bare and word.text == "function":
                 self.starts.append(index)  # deny patterns may name it (function f { f|f& })
@@ -225,9 +228,10 @@ class _Reader:
                 self._simple(seg, unwrapped.command, end, inner, seen)
             for guess in unwrapped.guesses:
                 self._simple(seg, guess, end, inner.guessing(), seen)
-            found = unwrapped.command is not None or unwrapped.lines
-            if found and name not in GUESSED:
+            if unwrapped.command is not None and name not in GUESSED:
                 return
+            # Otherwise the wrapper is a command too: `sh -c '...'` runs a shell, and
+            # `BASH_ENV=x` or `timeout 5` in front of it apply to that shell.
         stop = seg.words[end - 1][0] + 1 if end < len(seg.words) else seg.stop
         operands = tuple(w for _, w in seg.words[p + 1 : end])
         lines, bodies = carried(name, [w.text for w in operands])
