@@ -74,3 +74,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS receipts_fts USING fts5(
 """
 
 SEARCH_TEXT_LIMIT = 2000
+
+# ledger-search.db is derived from the ledger: a file this code cannot read (or a newer one)
+# is rebuilt from the receipts rather than refused.
+SEARCH = Schema("search", (SEARCH_SCHEMA,))

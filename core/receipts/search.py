@@ -12,9 +12,11 @@ from pathlib import Path
 
 import aiosqlite
 
+from core.errors import StorageError
 from core.receipts.chain import Row
-from core.receipts.schema import SEARCH_SCHEMA, SEARCH_TEXT_LIMIT
+from core.receipts.schema import SEARCH, SEARCH_TEXT_LIMIT
 from core.runtime.tasks import Supervisor
+from core.state import migrate_file
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class SearchIndex:
         """Open (or rebuild, if unreadable) the index and start the indexer task."""
         try:
             self._db = await self._connect()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, StorageError) as exc:
             log.warning("search index %s unreadable (%s); rebuilding it", self.path, exc)
             await asyncio.to_thread(_remove_database, self.path)
             self._db = await self._connect()
@@ -73,7 +75,7 @@ class SearchIndex:
         try:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=OFF")
-            await db.executescript(SEARCH_SCHEMA)
+            await migrate_file(db, SEARCH)
         except BaseException:
             await db.close()
             raise

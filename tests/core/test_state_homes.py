@@ -17,6 +17,7 @@ from core.governance import approvals, crusader
 from core.health import alert_state
 from core.llm import usage
 from core.receipts import schema as ledger
+from core.receipts.base import ReceiptQuery
 from core.scheduler import store as scheduler_store
 from core.security import tokens, viewer_access
 from core.skills import proposals, registry
@@ -38,7 +39,11 @@ STATE_DB = (
     proposals.SCHEMA,
     alert_state.SCHEMA,
 )
-FILES = {"ledger.db": ledger.SCHEMA, "scheduler.db": scheduler_store.SCHEMA}
+FILES = {
+    "ledger.db": ledger.SCHEMA,
+    "ledger-search.db": ledger.SEARCH,
+    "scheduler.db": scheduler_store.SCHEMA,
+}
 
 # sha256 (first 16 hex) of each released step. A released step never changes: existing homes
 # have run it, and would never run the new text. Change a table with a new step instead.
@@ -54,6 +59,7 @@ RELEASED = {
     "skill_proposals": ["66d1270fa8fac9c7"],
     "scheduler": ["c431f7a7d468fd6b"],
     "ledger": ["d786dbb1341b0d89"],
+    "search": ["ef9c5b043d0b4dcb"],
 }
 JOBS = """
   memory_cleanup:
@@ -168,3 +174,18 @@ def test_lancelot_says_which_file_is_too_new(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1
     assert f"{home / 'ledger.db'}: the ledger schema is version 99" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_a_search_index_from_a_newer_lancelot_is_rebuilt_not_refused(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
+    async with scheduled_app(home, CalendarClock(time.time()), jobs) as app:
+        before = await app.ledger.count()
+    _sql(home, "ledger-search.db", "PRAGMA user_version = 99")
+    async with scheduled_app(home, CalendarClock(time.time()), jobs) as app:
+        page = await app.ledger.page(ReceiptQuery(text="startup", limit=50))
+        assert len(page.receipts) >= 1  # the index was rebuilt from the ledger
+        assert await app.ledger.count() > before
+    assert _versions(home)["ledger-search.db"] == ledger.SEARCH.version

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from core.receipts import redaction
 from core.receipts.redaction import MASK, Redactor
-from core.security import redaction
 
 # Obviously fake credentials, built at run time in each provider's shape.
 OPENAI = "sk-" + "x" * 40
