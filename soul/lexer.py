@@ -29,7 +29,7 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-_BLANKS = " \t\r"
+_BLANKS = " \t"  # bash splits on these (and newline); \r is part of a word
 _OPERATOR_CHARS = ";&|()<>"
 # Longest first: the lexer takes the longest operator that matches.
 _OPERATORS = _names(";;& &>> <<< <<- ;; ;& && || |& &> >> >| >& << <> <& ; & | ( ) < >")

@@ -109,9 +109,9 @@ READ_ONLY: dict[str, Check] = {
 READ_ONLY |= {
     "find": _find,
     "sort": _forbids("--output --compress-program --temporary-directory", "oT"),
-    "tree": _forbids(letters="oR"),
+    "tree": _forbids("--output", "oR"),
     "file": _forbids("--compile", "C"),
-    "rg": _forbids("--pre"),
+    "rg": _forbids("--pre --hostname-bin"),
     "fd": _forbids("--exec --exec-batch", "xX"),
     "fdfind": _forbids("--exec --exec-batch", "xX"),
     "printf": _forbids(letters="v"),  # printf -v PATH . would change what later words run
