@@ -1,0 +1,112 @@
+"""The effect set's digest, JSON form and summary (no engine needed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.tools.effects import Effect, EffectSet, FileState, GitChanges, RefChange
+from core.tools.effects.model import ABSENT
+from core.tools.effects.summary import size_text
+
+
+def file(size: int, sha: str, mode: int = 0o644, mtime: int = 1) -> FileState:
+    return FileState("file", mode, size, sha, mtime_ns=mtime, ino=7)
+
+
+DIR = FileState("dir", 0o755)
+
+SET = EffectSet(
+    (
+        Effect("a.txt", file(5, "a" * 64), ABSENT),
+        Effect("b", DIR, ABSENT),
+        Effect("b/one", file(1, "1" * 64), ABSENT),
+        Effect("b/two", file(1, "2" * 64), ABSENT),
+        Effect("c.log", file(3, "c" * 64), ABSENT),
+        Effect("notes.md", file(2150, "n" * 64), file(0, "e" * 64)),
+    )
+)
+
+
+def test_the_summary_reads_like_the_card_should() -> None:
+    assert SET.summary == (
+        "deletes 3 files: a.txt, b/ (2 files), c.log; overwrites notes.md (2.1 KB → 0 B)"
+    )
+
+
+def test_long_lists_are_cut_and_every_kind_has_words() -> None:
+    made = EffectSet(
+        (
+            *(Effect(f"f{n}", ABSENT, file(1, "f" * 64)) for n in range(8)),
+            Effect("link", ABSENT, FileState("symlink", 0o777, target="/etc/passwd")),
+            Effect("run.sh", file(9, "r" * 64), file(9, "r" * 64, mode=0o755)),
+            Effect("swap", file(9, "s" * 64), DIR),
+        )
+    )
+    assert made.summary == (
+        "replaces swap (file of 9 B → directory); creates 8 files: f0, f1, f2, f3, f4 and 3 more;"
+        " makes symlink link → /etc/passwd; changes permissions of run.sh (644 → 755)"
+    )
+    assert EffectSet().summary == "changes nothing in the workspace"
+
+
+def test_git_changes_are_told_as_git_would() -> None:
+    changes = GitChanges(
+        "",
+        (
+            RefChange("HEAD", "ref: refs/heads/main", "ref: refs/heads/topic"),
+            RefChange("refs/heads/old", "1234567890", None),
+            RefChange("refs/tags/v1", None, "abcdef1234"),
+        ),
+        index_changed=True,
+        objects_added=3,
+    )
+    effects = EffectSet((Effect(".git/index", file(1, "i" * 64), file(2, "j" * 64)),), (changes,))
+    assert effects.summary == (
+        "moves git HEAD (main → topic); deletes git branch old (was 1234567); creates git tag v1"
+        " (at abcdef1); changes the git staging area; adds 3 git objects"
+    )
+    assert effects.categories() == {
+        "git_refs_created": ("refs/tags/v1",),
+        "git_refs_moved": ("HEAD",),
+        "git_refs_deleted": ("refs/heads/old",),
+        "git_index": (".",),
+    }
+
+
+def test_the_digest_binds_to_what_changes_not_to_times() -> None:
+    later = EffectSet(
+        tuple(
+            Effect(e.path, FileState(**{**e.before.to_dict(), "mtime_ns": 99, "ino": 1}), e.after)
+            for e in SET.effects
+        )
+    )
+    assert later.digest == SET.digest
+    other = EffectSet((*SET.effects[:-1], Effect("notes.md", file(2150, "n" * 64), ABSENT)))
+    assert other.digest != SET.digest
+
+
+def test_the_json_form_round_trips_and_a_tampered_one_is_refused() -> None:
+    stored = json.loads(json.dumps(SET.to_dict()))
+    assert EffectSet.from_dict(stored) == SET
+    stored["effects"][0]["after"] = stored["effects"][5]["after"]
+    with pytest.raises(ValueError, match="does not match its digest"):
+        EffectSet.from_dict(stored)
+
+
+def test_the_receipt_form_is_bounded() -> None:
+    big = EffectSet(tuple(Effect(f"f{n:03}", ABSENT, file(1, "f" * 64)) for n in range(120)))
+    receipt = big.for_receipt(limit=10)
+    assert len(receipt["effects"]) == 10
+    assert receipt["more"] == 110
+    assert receipt["counts"] == {"created": 120}
+    assert receipt["digest"] == big.digest
+    json.dumps(receipt)
+
+
+@pytest.mark.parametrize(
+    ("size", "text"), [(0, "0 B"), (3, "3 B"), (2150, "2.1 KB"), (5 << 20, "5.0 MB")]
+)
+def test_sizes(size: int, text: str) -> None:
+    assert size_text(size) == text
