@@ -50,6 +50,18 @@ class Workspace:
         real = candidate.resolve(strict=False)
         if real != self.root and not real.is_relative_to(self.root):
             raise _refuse(name, "resolves outside the workspace")
+        return self._allowed(name, real, allow_sensitive)
+
+    def entry(self, name: str, *, allow_sensitive: bool = False) -> Path:
+        """Like `resolve`, but the last component is taken as named, not followed: the
+        directory entry itself (what `rm link` or `mv link x` act on is the link)."""
+        relative = self._relative(name, self._normalised(name))
+        if not relative.parts:
+            return self.root
+        parent = self.resolve(str(MOUNT / relative.parent), allow_sensitive=allow_sensitive)
+        return self._allowed(name, parent / relative.name, allow_sensitive)
+
+    def _allowed(self, name: str, real: Path, allow_sensitive: bool) -> Path:
         inside = real.relative_to(self.root).as_posix()
         if not allow_sensitive and _SENSITIVE.search(inside):
             raise PolicyDenied(
