@@ -33,7 +33,6 @@ sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve
 from core.tools.action import ToolAction  # noqa: E402
 from core.tools.capability import CapabilityTokens  # noqa: E402
 from core.tools.effects import DryRun, EffectSettings, ShellEffects  # noqa: E402
-from core.tools.effects.overlay import opaque_xattr  # noqa: E402
 from core.tools.effects.scan import scan_upper  # noqa: E402
 from core.tools.sandbox import DockerEngine, SandboxLimits  # noqa: E402
 from core.tools.sandbox.limits import command_user  # noqa: E402
@@ -179,7 +178,7 @@ async def big_workspace(home: Path, runs: int, pause: float, total_mb: int) -> N
             assert len(run.effects.effects) == 3, run.effects.summary
             upper = home / "dryruns" / run.id / "upper"
             started = time.perf_counter()
-            scan_upper(upper, workspace.root, opaque_xattr())
+            scan_upper(upper, workspace.root, engine.pool.factory.opaque_xattr)
             scans.append((time.perf_counter() - started) * 1000)
             await engine.discard(run.id)
         report(f"10k/{total_mb} MB workspace, effect computation (scan of the upper layer)", scans)

@@ -9,6 +9,7 @@ from typing import Any
 
 from core.tools.effects.model import Effect, GitChanges
 from core.tools.effects.summary import describe
+from core.tools.workspace import MOUNT
 
 CATEGORIES = (
     "creates",
@@ -76,6 +77,16 @@ class EffectSet:
                 found["git_index"].append(changes.repo or ".")
             found["git_config"] += changes.config_changed
         return {name: tuple(paths) for name, paths in found.items() if paths}
+
+    def file_changes(self) -> dict[str, str | None]:
+        """As ToolResult.file_changes: /workspace/<path> -> new sha256 (None when removed)
+        for every file created, changed or removed."""
+        changes: dict[str, str | None] = {}
+        for effect in self.effects:
+            if "file" in (effect.before.kind, effect.after.kind) and effect.kind != "mode_changed":
+                name = str(MOUNT / effect.path)
+                changes[name] = effect.after.sha256 if effect.after.kind == "file" else None
+        return changes
 
     def paths(self) -> tuple[str, ...]:
         """Every path the effects touch."""

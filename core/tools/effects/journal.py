@@ -57,7 +57,8 @@ CREATE INDEX IF NOT EXISTS change_objects_by_sha ON change_objects(sha256);
 
 
 def _dump(effects: EffectSet) -> str:
-    return json.dumps(effects.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    # ASCII: a file name that is not UTF-8 holds lone surrogates, which SQLite cannot take.
+    return json.dumps(effects.to_dict(), separators=(",", ":"))
 
 
 def _load(text: str) -> EffectSet:

@@ -51,24 +51,19 @@ class OverlaySlot:
         return self.base / "upper"
 
 
-def opaque_xattr() -> str:
-    """The xattr overlayfs marks opaque directories with. Root reads the usual trusted.*
-    namespace; anyone else cannot, so their overlays are mounted with `userxattr`."""
-    return "trusted.overlay.opaque" if os.geteuid() == 0 else "user.overlay.opaque"
-
-
-def mount_options(lower: Path, base: Path) -> str:
+def mount_options(lower: Path, base: Path, userxattr: bool) -> str:
     """The overlay's mount data: no redirects, no metacopy, no index, so the upper layer holds
-    only whole files, whiteouts and opaque directories."""
+    only whole files, whiteouts and opaque directories. `userxattr`: mark opaque directories
+    with user.overlay.* (which Lancelot can read without root) instead of trusted.overlay.*."""
     paths = (str(lower), str(base / "upper"), str(base / "work"))
     for path in paths:
         if any(char in path for char in UNSAFE_IN_OPTIONS):
             raise SandboxUnavailable(
                 f"dry runs need a data directory path without ',' ':' or '\\' (got {path})"
             )
-    options = "lowerdir={},upperdir={},workdir={},redirect_dir=off,index=off,metacopy=off"
+    options = "lowerdir={},upperdir={},workdir={},redirect_dir=nofollow,index=off,metacopy=off"
     options = options.format(*paths)
-    return options if os.geteuid() == 0 else options + ",userxattr"
+    return options + ",userxattr" if userxattr else options
 
 
 def labels(workspace: Path) -> dict[str, str]:
@@ -87,7 +82,14 @@ class SlotFactory:
         self._runs = runs_dir
         self._limits = limits
         self.uid = command_user()
+        # Only root can read trusted.* xattrs; anyone else has overlayfs use user.* ones.
+        self.userxattr = os.geteuid() != 0
         self.launched: list[str] = []  # every container id made (tests inspect them)
+
+    @property
+    def opaque_xattr(self) -> str:
+        """The xattr that marks an opaque directory in this factory's upper layers."""
+        return "user.overlay.opaque" if self.userxattr else "trusted.overlay.opaque"
 
     def create(self) -> OverlaySlot:
         """A new slot, started and attached; SandboxUnavailable when the engine cannot."""
@@ -103,7 +105,7 @@ class SlotFactory:
                 driver_opts={
                     "type": "overlay",
                     "device": "overlay",
-                    "o": mount_options(self._workspace, base),
+                    "o": mount_options(self._workspace, base, self.userxattr),
                 },
                 labels=labels(self._workspace),
             )

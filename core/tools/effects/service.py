@@ -27,7 +27,7 @@ from core.tools.effects.errors import (
 from core.tools.effects.journal import EffectJournal
 from core.tools.effects.model import Effect
 from core.tools.effects.objects import ObjectStore
-from core.tools.effects.overlay import OverlaySlot, SlotFactory, opaque_xattr
+from core.tools.effects.overlay import OverlaySlot, SlotFactory
 from core.tools.effects.pool import SlotPool
 from core.tools.effects.records import Change, DryRun
 from core.tools.effects.scan import scan_upper
@@ -85,7 +85,6 @@ class ShellEffects:
             self._journal, self._store, self._runs, self._root, self.settings, factory.sweep
         )
         self._lock = asyncio.Lock()  # one apply or undo at a time
-        self._xattr = opaque_xattr()
 
     async def __aenter__(self) -> ShellEffects:
         await self._journal.open()
@@ -105,6 +104,10 @@ class ShellEffects:
         await self.pool.close()
         await self._journal.close()
 
+    async def health(self) -> str | None:
+        """None if dry runs can run now, else why not (engine down, image missing)."""
+        return await asyncio.to_thread(self._engine.usable, self.limits.image)
+
     async def warm(self) -> None:
         """Start preparing containers now rather than at the first command."""
         await self.pool.start()
@@ -122,7 +125,9 @@ class ShellEffects:
         slot, result = await self._take_and_run(command)
         keep = False
         try:
-            effects = await asyncio.to_thread(scan_upper, slot.upper, self._root, self._xattr)
+            effects = await asyncio.to_thread(
+                scan_upper, slot.upper, self._root, self.pool.factory.opaque_xattr
+            )
             now = self._clock()
             if effects.empty:
                 return DryRun(slot.id, command, now, now, result, effects, "unchanged")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 from core.tools.effects.model import Effect, FileState, GitChanges, RefChange
@@ -16,6 +17,18 @@ def size_text(size: int) -> str:
     while value >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1
     return f"{size} B" if unit == 0 else f"{value:.1f} {UNITS[unit]}"
+
+
+def shown(path: str) -> str:
+    """A path as the owner may safely read it: bytes that are not UTF-8 as \\xNN, and
+    control or direction characters escaped (a name must not break or fake a card's lines)."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(
+        char.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(char) in ("Cc", "Cf")
+        else char
+        for char in text
+    )
 
 
 def _listed(items: Sequence[str]) -> str:
@@ -152,4 +165,4 @@ def describe(effects: Sequence[Effect], git: Sequence[GitChanges]) -> str:
     clauses = _file_clauses([e for e in effects if not e.in_git])
     for changes in git:
         clauses += _git_clauses(changes)
-    return "; ".join(clauses) if clauses else "changes nothing in the workspace"
+    return shown("; ".join(clauses)) if clauses else "changes nothing in the workspace"

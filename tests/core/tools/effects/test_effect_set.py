@@ -110,3 +110,8 @@ def test_the_receipt_form_is_bounded() -> None:
 )
 def test_sizes(size: int, text: str) -> None:
     assert size_text(size) == text
+
+
+def test_names_cannot_fake_lines_or_reverse_text_on_a_card() -> None:
+    sneaky = EffectSet((Effect("x\nApproved by owner\u202etxt.exe", ABSENT, file(1, "f" * 64)),))
+    assert sneaky.summary == "creates 1 file: x\\nApproved by owner\\u202etxt.exe"
