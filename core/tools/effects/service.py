@@ -171,8 +171,7 @@ class ShellEffects:
             run = await self._pending(dry_run_id)
             if run.effects.digest != digest:
                 raise DigestMismatch(dry_run_id)
-            upper = self._runs / run.id / "upper"
-            plan = await asyncio.to_thread(self._plan_from_upper, upper, run.effects)
+            plan = await self._plan_from_upper(run)
             now = self._clock()
             change = Change(
                 run.id, run.command, now, now + self.settings.undo_window_seconds, run.effects
@@ -182,23 +181,37 @@ class ShellEffects:
             except BaseException:
                 await asyncio.to_thread(abandon, self._root, plan)
                 raise
-            written = await self._commit(run.id, plan)
+            written = await self._commit(run, plan)
             change = replace(change, effects=EffectSet(written, run.effects.git))
             await self._journal.finish_change(run.id, change.effects)
         await asyncio.to_thread(remove_tree, self._runs / run.id)
         return change
 
-    def _plan_from_upper(self, upper: Path, effects: EffectSet) -> Plan:
-        with UpperSource(upper) as source:
-            return prepare(self._root, effects.effects, source, self._store)
+    async def _plan_from_upper(self, run: DryRun) -> Plan:
+        upper = self._runs / run.id / "upper"
+        if not upper.is_dir():
+            await self._journal.settle_dry_run(run.id, "discarded")
+            raise DryRunGone(run.id, "lost its dry-run copy")
 
-    async def _commit(self, change_id: str, plan: Plan) -> tuple[Effect, ...]:
+        def plan() -> Plan:
+            with UpperSource(upper) as source:
+                return prepare(self._root, run.effects.effects, source, self._store)
+
+        try:
+            return await asyncio.to_thread(plan)
+        except OSError as exc:
+            raise ToolFailed(
+                f"the change could not be prepared: {exc}",
+                user_message="The change could not be prepared; nothing was changed.",
+            ) from None
+
+    async def _commit(self, run: DryRun, plan: Plan) -> tuple[Effect, ...]:
         try:
             return await asyncio.to_thread(commit, self._root, plan)
         except OSError as exc:
-            # Some paths may have changed: the change stays recorded, so undo can take them
-            # back (it checks each path, and skips those still as they were).
-            await self._journal.mark_applied(change_id)
+            # Some paths may have changed: the change is kept as applied, so undo can take
+            # them back (it skips each path still as it was).
+            await self._journal.finish_change(run.id, run.effects)
             raise ToolFailed(
                 f"applying stopped part way ({exc}); undo restores what was changed",
                 user_message="The change was applied only in part; Undo takes it back.",
@@ -245,7 +258,12 @@ class ShellEffects:
                 raise UndoRefused(exc.paths) from None
             except FileNotFoundError:
                 raise UndoUnavailable(change_id, "its backups are gone") from None
-            await asyncio.to_thread(commit, self._root, plan)
+            except OSError as exc:
+                raise ToolFailed(f"the undo could not be prepared: {exc}") from None
+            try:
+                await asyncio.to_thread(commit, self._root, plan)
+            except OSError as exc:  # what was restored stays; a second undo does the rest
+                raise ToolFailed(f"the undo stopped part way ({exc}); try it again") from None
             orphans = await self._journal.settle_change(change_id, "undone")
         await asyncio.to_thread(self._upkeep.drop_objects, orphans)
         return replace(change, state="undone")

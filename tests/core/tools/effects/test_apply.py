@@ -169,3 +169,13 @@ async def test_a_dry_run_expires(
             await engine.apply(run.id, run.effects.digest)
     assert not (workspace.root / "f").exists()
     assert not (home / "dryruns" / run.id).exists()
+
+
+async def test_a_dry_run_whose_copy_was_lost_is_gone(
+    effects: ShellEffects, capabilities: CapabilityTokens, workspace: Workspace, home: Path
+) -> None:
+    run = await dry_run(effects, capabilities, "echo x > f")
+    shutil.rmtree(home / "dryruns" / run.id)
+    with pytest.raises(DryRunGone, match="lost its dry-run copy"):
+        await effects.apply(run.id, run.effects.digest)
+    assert not (workspace.root / "f").exists()
