@@ -87,3 +87,15 @@ async def test_a_dry_run_after_the_workspace_changed_sees_the_change(
     run = await dry_run(effects, capabilities, "cat late.txt && rm late.txt")
     assert run.result.output == "new content"
     assert kinds(run) == {"late.txt": "deleted"}
+
+
+async def test_a_missing_image_fails_the_dry_run_clearly_and_runs_nothing(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, docker_image: str
+) -> None:
+    limits = SandboxLimits(image="lancelot-sandbox:not-built-here")
+    async with ShellEffects(DockerEngine(), workspace, home, capabilities, limits) as engine:
+        assert "run `lancelot sandbox build`" in (await engine.health() or "")
+        with pytest.raises(SandboxUnavailable, match="not-built-here is missing"):
+            await dry_run(engine, capabilities, "touch ran")
+    assert os.listdir(workspace.root) == []
+    assert not (home / "dryruns").exists()
