@@ -17,15 +17,13 @@ from core.tools.effects import EffectSettings, ShellEffects
 from core.tools.sandbox import DockerEngine, SandboxLimits, SandboxUnavailable
 from core.tools.sandbox.image import build, exists
 from core.tools.workspace import Workspace
+from tests.ci import unavailable
 
 IMAGE = SandboxLimits().image
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def _unusable(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(f"CI needs a Docker engine and the sandbox image: {reason}")
-    pytest.skip(reason)
+    unavailable(reason, needs="a Docker engine and the sandbox image")
 
 
 @pytest.fixture(scope="session")
