@@ -16,6 +16,8 @@ from core.receipts.model import ReceiptStatus
 
 log = logging.getLogger(__name__)
 
+UNEXPECTED = "the tool failed unexpectedly (the details are in Lancelot's log)"
+
 
 @dataclass
 class LoopResult:
@@ -76,11 +78,29 @@ class ToolLoop:
             )
         except LancelotError as exc:
             log.warning("tool %s failed: %s", call.name, exc)
-            return json.dumps({"kind": "failed", "reason": exc.user_message})
+            return self._failed(call, quest, call_id, exc.user_message, str(exc))
+        except Exception as exc:  # a tool's bug is a failed call, never a dead turn
+            log.exception("tool %s raised", call.name)
+            detail = f"{type(exc).__name__}: {exc}"
+            return self._failed(call, quest, call_id, UNEXPECTED, detail)
         result.outcomes.append(outcome)
         if outcome.receipt_id is not None:
             quest.run_receipts.append(outcome.receipt_id)
         return outcome.for_model()
+
+    def _failed(self, call: ToolCall, quest: Quest, call_id: str, reason: str, detail: str) -> str:
+        """The call failed before or while running: recorded, shown on the card, and told to
+        the model so it can answer (or try another way)."""
+        quest.trail.record(
+            "tool_failed",
+            call.name,
+            outputs={"reason": reason},
+            status=ReceiptStatus.FAILURE,
+            parent_id=call_id,
+            error=detail[:500],
+        )
+        quest.failures.append(f"{call.name}: {reason}")
+        return json.dumps({"kind": "failed", "reason": reason}, ensure_ascii=False)
 
     def _refuse(
         self,

@@ -35,6 +35,7 @@ class Quest:
     stopped: bool = False  # a tool loop hit the iteration limit
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
 
     @property
     def exhausted(self) -> bool:

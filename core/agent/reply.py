@@ -17,10 +17,11 @@ from core.receipts.model import ReceiptStatus
 MAX_LISTED = 8
 
 
-def _ran_field(runs: list[ToolRun]) -> tuple[tuple[str, str], ...]:
-    """What ran, straight from the receipts (never from the model's words)."""
+def _ran_field(runs: list[ToolRun], failures: list[str]) -> tuple[tuple[str, str], ...]:
+    """What ran, straight from the receipts (never from the model's words), and the tool
+    calls that failed before anything ran."""
     done = [r.command for r in runs if r.succeeded]
-    failed = [r.command for r in runs if not r.succeeded]
+    failed = [r.command for r in runs if not r.succeeded] + failures
     fields = []
     if done:
         fields.append(("Ran", "; ".join(done[:MAX_LISTED])))
@@ -29,12 +30,12 @@ def _ran_field(runs: list[ToolRun]) -> tuple[tuple[str, str], ...]:
     return tuple(fields)
 
 
-def _title(runs: list[ToolRun]) -> str:
+def _title(runs: list[ToolRun], failures: list[str]) -> str:
     """What the card's title says about the work, from the receipts alone."""
     succeeded = sum(r.succeeded for r in runs)
-    if not runs:
+    if not runs and not failures:
         return "Answer"
-    if succeeded == len(runs):
+    if succeeded == len(runs) + len(failures):
         return "Done"
     return "Partly done" if succeeded else "Not done"
 
@@ -71,10 +72,10 @@ class ReplyGate:
         if blocked:
             notes.append(NOTE)
         text = "\n\n".join(p for p in (body.text, *notes) if p) or "(no answer)"
-        fields = _ran_field(runs)
+        fields = _ran_field(runs, quest.failures)
         if after.text:
             fields += (("Next", after.text),)
-        title = "Stopped at the limit" if quest.stopped else _title(runs)
+        title = "Stopped at the limit" if quest.stopped else _title(runs, quest.failures)
         quest.trail.record(
             "agent_reply",
             title.lower(),
@@ -105,4 +106,5 @@ class ReplyGate:
             status=ReceiptStatus.FAILURE,
             error=str(exc)[:500],
         )
-        return Card(CardKind.REPLY, "Model provider unavailable", body, fields=_ran_field(runs))
+        fields = _ran_field(runs, quest.failures)
+        return Card(CardKind.REPLY, "Model provider unavailable", body, fields=fields)

@@ -15,6 +15,7 @@ from core.errors import PolicyDenied, ToolFailed
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
 from core.tools.capability import CapabilityTokens
+from core.tools.oserrors import tool_failure
 from core.tools.workspace import Workspace
 
 CAPABILITIES = ("file.read", "file.write", "file.list", "file.delete", "file.move")
@@ -50,7 +51,8 @@ def _hash_at(fd: int, name: str) -> str | None:
 
 def file_action(workspace: Workspace, capability: str, params: Params) -> ToolAction:
     """A file.* action with the facts governance needs (in the workspace? overwriting?); the
-    facts win over any parameter of the same name, so a caller cannot vouch for itself."""
+    facts win over any parameter of the same name, so a caller cannot vouch for itself.
+    Raises ToolFailed when the path cannot even be looked at (a name over 255 bytes)."""
     target = params.get("target", params.get("path"))
     facts: Params = {"in_workspace": True}
     if isinstance(target, str):
@@ -58,7 +60,16 @@ def file_action(workspace: Workspace, capability: str, params: Params) -> ToolAc
             facts["overwrites"] = workspace.resolve(target).is_file()
         except PolicyDenied:
             facts["in_workspace"] = False
+        except OSError as exc:
+            raise tool_failure(exc, f"{capability} {target}") from None
     return ToolAction(capability, None, {**params, **facts})
+
+
+def _target(action: ToolAction) -> str:
+    """`file.write /workspace/x`: the capability and the path it names, for a message."""
+    params = action.params
+    path = params.get("target", params.get("path", ""))
+    return f"{action.capability} {path}".strip()
 
 
 class FileOps:
@@ -92,8 +103,8 @@ class FileOps:
             return await asyncio.to_thread(op, action.params)
         except FileNotFoundError:
             return ToolResult(1, f"{action.capability}: no such file or directory")
-        except OSError as exc:
-            return ToolResult(1, f"{action.capability}: {exc.strerror or exc}")
+        except OSError as exc:  # the owner reads why; the turn goes on
+            raise tool_failure(exc, _target(action)) from None
 
     def _read(self, params: Params) -> ToolResult:
         real = self._ws.resolve(text_param(params, "path"))

@@ -26,6 +26,7 @@ from core.errors import ToolUnavailable
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
 from core.tools.capability import CapabilityTokens
+from core.tools.oserrors import explain, shorten
 from core.tools.workspace import MOUNT, Workspace
 
 SHELL_SYNTAX = re.compile(r"[|;&<>`$]")
@@ -85,7 +86,7 @@ class SafeRepl:
         except Failed as exc:
             output, code = f"{words[0]}: {exc}", 1
         except OSError as exc:
-            output, code = f"{words[0]}: {_describe(exc)}", 1
+            output, code = f"{words[0]}: {explain(exc)}", 1
         text, cut = bounded(output)
         return ToolResult(code, text, cut)
 
@@ -97,7 +98,7 @@ class SafeRepl:
         try:
             yield
         except OSError as exc:
-            raise Failed(f"{self._ws.display(path)}: {_describe(exc)}") from None
+            raise Failed(f"{shorten(self._ws.display(path))}: {explain(exc)}") from None
 
     def _kind(self, path: Path) -> int | None:
         """The st_mode of the entry `path` (not followed), None when there is none."""
@@ -345,12 +346,6 @@ class SafeRepl:
                 except FileNotFoundError:
                     os.close(os.open(entry, _NEW, 0o644, dir_fd=fd))
         return ""
-
-
-def _describe(exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return "no such file or directory"
-    return (exc.strerror or str(exc)).lower() if exc.errno else str(exc)
 
 
 def _ls_line(name: str, info: os.stat_result, long: bool) -> str:

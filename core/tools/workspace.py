@@ -119,6 +119,8 @@ class Workspace:
     def _normalised(name: str) -> str:
         if "\x00" in name or any(unicodedata.category(c) == "Cc" for c in name):
             raise _refuse(name, "control characters in a path")
+        if any(unicodedata.category(c) == "Cs" for c in name):  # no file name can hold one
+            raise _refuse(name, "a broken character (a lone surrogate) in a path")
         decoded = name
         for _ in range(3):  # once, twice, three times encoded
             try:

@@ -72,7 +72,7 @@ async def test_errors_name_the_path_and_exit_non_zero(
     )
     folder = await run(repl, tokens, "cat folder")
     assert folder.exit_code == 1
-    assert "/workspace/folder: is a directory" in folder.output
+    assert "/workspace/folder: it is a folder, not a file" in folder.output
     assert (await run(repl, tokens, "rm folder")).exit_code == 2
     assert (await run(repl, tokens, "rm -f nope.txt")).exit_code == 0
     assert (await run(repl, tokens, "rm /workspace")).exit_code == 2
