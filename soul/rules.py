@@ -6,6 +6,7 @@ reads the soul, so the meaning of a rule lives next to the data that states it.
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -96,9 +97,7 @@ def _highest(tiers: Iterable[Tier]) -> Tier:
 
 def _sets_environment(statement: Statement) -> bool:
     """A shell variable named like an environment variable (PATH, LD_PRELOAD) is set."""
-    return any(
-        any(c.isupper() for c in w.text.partition("=")[0]) for w in statement.assigned
-    )
+    return any(any(c.isupper() for c in w.text.partition("=")[0]) for w in statement.assigned)
 
 
 def _command_tier(group: list[RiskRule], command: Command, default: Tier) -> Tier:
@@ -139,16 +138,21 @@ def _command_matches(match: RuleMatch, command: Command) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _split_words(words: str) -> tuple[str, ...]:
+    """A rule's command words, split once (rules are read for every command)."""
+    return tuple(shlex.split(words)) or ("",)
+
+
 def _words_match(words: str, command: Command) -> bool:
-    head, *rest = shlex.split(words) or [""]
-    if not _in_order(rest, command.args):
-        return False
-    if command.dynamic and command.word is not None:
+    head, *rest = _split_words(words)
+    named = fnmatchcase(command.name, head)
+    if not named and command.dynamic and command.word is not None:
+        # The shell picks the command at run time: an expansion may be any command, a
+        # glob (`r[m]`) any command it matches.
         word = command.word
-        if word.expands or word.nested:
-            return True  # the shell picks the command at run time: it may be this one
-        return fnmatchcase(command.name, head) or fnmatchcase(head, command.name)
-    return fnmatchcase(command.name, head)
+        named = bool(word.expands or word.nested) or fnmatchcase(head, command.name)
+    return named and _in_order(rest, command.args)
 
 
 def _pattern_in(pattern: Sequence[str], statement: Statement) -> bool:
