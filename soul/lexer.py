@@ -198,57 +198,69 @@ class _Lexer:
                 self.i += 1
 
     def _dollar_or_backtick(self, b: Pieces, *, quoted: bool) -> None:
-        s = self.s
-        start = self.i
-        if s[self.i] == "`":
-            self.i += 1
-            inner = self._until_backtick()
-            b.nested.append(re.sub(r"\\([\\`$])", r"\1", inner))
-        elif s.startswith("$((", self.i):
-            self.i += 3
-            inner = self._balanced("(", ")", depth=2)
-            b.nested.extend(_Lexer(inner[:-1]).substitutions())
-        elif s.startswith("$(", self.i):
-            self.i += 2
-            b.nested.append(self._balanced("(", ")"))
-        elif s.startswith("$[", self.i):
-            self.i += 2
-            b.nested.extend(_Lexer(self._balanced("[", "]")).substitutions())
-        elif s.startswith("${", self.i):
-            self.i += 2
-            inner = self._balanced("{", "}")
-            b.nested.extend(_Lexer(inner).substitutions())
-            name = _NAME.match(inner)
-            if name and name.group() == inner:
-                b.params.append(inner)
-            if not quoted and name and name.group() == "IFS":
-                b.add(" ", SPLIT)
-                return
-        elif s.startswith("$'", self.i) and not quoted:
+        """A `$`-form or a backtick at the cursor: quoting, a substitution or a parameter."""
+        s, start = self.s, self.i
+        if not quoted and s.startswith("$'", start):
             self.i += 2
             b.add(self._ansi_c(), QUOTED)
             b.chars.append(("", QUOTED))
             return
-        elif s.startswith('$"', self.i) and not quoted:
+        if not quoted and s.startswith('$"', start):
             self.i += 1
             self._double_quoted(b)
             return
+        if s[start] == "`" or s.startswith(("$(", "$["), start):
+            b.nested.extend(self._substitution())
         else:
-            name = _NAME.match(s, self.i + 1)
-            if name:
-                self.i = name.end()
-                b.params.append(name.group())
-                if not quoted and name.group() == "IFS":
-                    b.add(" ", SPLIT)
-                    return
-            elif self.i + 1 < len(s) and s[self.i + 1] in _SPECIAL_PARAMS:
-                self.i += 2
-            else:
+            name = self._parameter(b)
+            if name is None:
                 b.add("$", QUOTED if quoted else RAW)
-                self.i += 1
                 return
+            if name == "IFS" and not quoted:
+                b.add(" ", SPLIT)  # the shell splits the word here
+                return
+            if name:
+                b.params.append(name)
         b.expansions += 1
         b.add(s[start : self.i], EXPANDED)
+
+    def _substitution(self) -> list[str]:
+        """The command lines inside `...`, $(...), $((...)) or $[...] at the cursor."""
+        s = self.s
+        if s[self.i] == "`":
+            self.i += 1
+            return [re.sub(r"\\([\\`$])", r"\1", self._until_backtick())]
+        if s.startswith("$((", self.i):
+            self.i += 3
+            arithmetic = self._balanced("(", ")", depth=2)[:-1]
+            return list(_Lexer(arithmetic).substitutions())
+        if s.startswith("$[", self.i):
+            self.i += 2
+            return list(_Lexer(self._balanced("[", "]")).substitutions())
+        self.i += 2
+        return [self._balanced("(", ")")]
+
+    def _parameter(self, b: Pieces) -> str | None:
+        """Read $NAME, ${...} or a special parameter ($?, $1) at the cursor. Its name: "" for
+        a special or complex one, "IFS" for ${IFS...}; None when the $ is just a character."""
+        s = self.s
+        if s.startswith("${", self.i):
+            self.i += 2
+            inner = self._balanced("{", "}")
+            b.nested.extend(_Lexer(inner).substitutions())
+            name = _NAME.match(inner)
+            if name and name.group() in (inner, "IFS"):
+                return name.group()
+            return ""
+        name = _NAME.match(s, self.i + 1)
+        if name:
+            self.i = name.end()
+            return name.group()
+        if self.i + 1 < len(s) and s[self.i + 1] in _SPECIAL_PARAMS:
+            self.i += 2
+            return ""
+        self.i += 1
+        return None
 
     def _until_backtick(self) -> str:
         s, start = self.s, self.i
