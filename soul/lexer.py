@@ -38,15 +38,23 @@ _SPECIAL_PARAMS = "@*#?-$!0123456789"
 _ANSI_C_BODY = re.compile(r"((?:[^'\\]|\\.)*)'", re.S)
 
 
+MAX_TOKENS = 4096  # a longer line is refused as unreadable rather than read slowly
+MAX_NESTING = 32  # substitutions inside substitutions
+
+
 def lex(line: str) -> list[Token]:
     """The words and operators of `line`; raises UnparseableCommand."""
-    return _Lexer(line).run()
+    try:
+        return _Lexer(line).run()
+    except RecursionError:  # a backstop: the nesting limit should come first
+        raise UnparseableCommand("cannot read the command: it is nested too deeply") from None
 
 
 class _Lexer:
-    def __init__(self, line: str) -> None:
+    def __init__(self, line: str, nesting: int = 0) -> None:
         self.s = line
         self.i = 0
+        self.nesting = nesting
         self.out: list[Token] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # (index, delimiter, quoted, -)
 
@@ -118,7 +126,7 @@ class _Lexer:
             body = "\n".join(lines)
             word = self.out[index]
             assert isinstance(word, Word)
-            nested = () if quoted else _Lexer(body).substitutions()
+            nested = () if quoted else _Lexer(body, self.nesting).substitutions()
             expands = not quoted and ("$" in body or "`" in body)
             self.out[index] = Word(word.text, expands, quoted=True, nested=nested, heredoc=body)
         self.heredocs = []
@@ -148,7 +156,8 @@ class _Lexer:
                 if c == "(" and _is_array_assignment(b):
                     self.i += 1
                     inner = self._balanced("(", ")")
-                    b.nested.extend(n for t in lex(inner) if isinstance(t, Word) for n in t.nested)
+                    tokens = _Lexer(inner, self.nesting + 1).run()
+                    b.nested.extend(n for t in tokens if isinstance(t, Word) for n in t.nested)
                     b.add(f"({inner})", QUOTED)
                     continue
                 break
@@ -233,10 +242,10 @@ class _Lexer:
         if s.startswith("$((", self.i):
             self.i += 3
             arithmetic = self._balanced("(", ")", depth=2)[:-1]
-            return list(_Lexer(arithmetic).substitutions())
+            return list(_Lexer(arithmetic, self.nesting + 1).substitutions())
         if s.startswith("$[", self.i):
             self.i += 2
-            return list(_Lexer(self._balanced("[", "]")).substitutions())
+            return list(_Lexer(self._balanced("[", "]"), self.nesting + 1).substitutions())
         self.i += 2
         return [self._balanced("(", ")")]
 
@@ -247,7 +256,7 @@ class _Lexer:
         if s.startswith("${", self.i):
             self.i += 2
             inner = self._balanced("{", "}")
-            b.nested.extend(_Lexer(inner).substitutions())
+            b.nested.extend(_Lexer(inner, self.nesting + 1).substitutions())
             name = _NAME.match(inner)
             if name and name.group() in (inner, "IFS"):
                 return name.group()
@@ -276,6 +285,15 @@ class _Lexer:
 
     def _balanced(self, opening: str, closing: str, depth: int = 1) -> str:
         """Text up to the matching `closing` (quotes and nested substitutions skipped)."""
+        if self.nesting >= MAX_NESTING:
+            raise self.fail("substitutions are nested too deeply")
+        self.nesting += 1
+        try:
+            return self._balanced_text(opening, closing, depth)
+        finally:
+            self.nesting -= 1
+
+    def _balanced_text(self, opening: str, closing: str, depth: int) -> str:
         s, start = self.s, self.i
         while self.i < len(s):
             c = s[self.i]
@@ -335,6 +353,8 @@ class _Lexer:
             self._operator("".join(c for c, _ in b.chars))
             return
         self.out.extend(b.words())
+        if len(self.out) > MAX_TOKENS:
+            raise self.fail(f"it has more than {MAX_TOKENS} words")
 
 
 def _is_array_assignment(b: Pieces) -> bool:

@@ -10,11 +10,12 @@ import functools
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
+from soul.denylist import denied_by as denied_by
+from soul.denylist import fits
 from soul.readonly import command_reason
-from soul.schema import DenyRule, RiskRule, RuleMatch, Soul, Tier, tier_rank
-from soul.shell import Command, Statement, basename, parse_command
+from soul.schema import RiskRule, RuleMatch, Soul, Tier, tier_rank
+from soul.shell import Command, Statement, parse_command
 
 SHELL = "shell.exec"
 
@@ -39,21 +40,6 @@ class Classification:
     rule_ids: tuple[str, ...]
 
 
-def denied_by(soul: Soul, command: str) -> DenyRule | None:
-    """The first deny rule matching a shell command line; raises UnparseableCommand.
-
-    Arguments match in any of their spellings (`//`, `/.` and `.` after `cd /` all match
-    `/`), and a command word the shell only learns at run time (`$c`, `$(echo rm)`,
-    `r[m]`) matches every pattern whose arguments match.
-    """
-    statements = parse_command(command)
-    for rule in soul.risk_rules.denylist:
-        for pattern in rule.commands:
-            if any(_pattern_in(pattern, statement) for statement in statements):
-                return rule
-    return None
-
-
 def classify(soul: Soul, action: Action) -> Classification:
     """Tier and kinds of an action: every matching rule applies, the highest tier wins.
 
@@ -69,7 +55,7 @@ def classify(soul: Soul, action: Action) -> Classification:
     default = soul.risk_rules.default_tier
     if action.capability == SHELL and action.command is not None:
         statements = parse_command(action.command)
-        commands = [c for s in statements for c in s.commands]
+        commands = list(dict.fromkeys(c for s in statements for c in s.commands))  # once each
         groups = [[r for r in rules if _matches(r.match, action, c)] for c in commands]
         tiers = [_command_tier(g, c, default) for g, c in zip(groups, commands, strict=True)]
         if any(_sets_environment(s) for s in statements):
@@ -134,7 +120,7 @@ def _command_matches(match: RuleMatch, command: Command) -> bool:
     if match.commands and not any(_words_match(w, command) for w in match.commands):
         return False
     return not match.args or any(
-        fnmatchcase(arg, pattern) for arg in command.args for pattern in match.args
+        fits(arg, pattern) for arg in command.args for pattern in match.args
     )
 
 
@@ -146,43 +132,12 @@ def _split_words(words: str) -> tuple[str, ...]:
 
 def _words_match(words: str, command: Command) -> bool:
     head, *rest = _split_words(words)
-    named = fnmatchcase(command.name, head)
-    if not named and command.dynamic and command.word is not None:
-        # The shell picks the command at run time: an expansion may be any command, a
-        # glob (`r[m]`) any command it matches.
-        word = command.word
-        named = bool(word.expands or word.nested) or fnmatchcase(head, command.name)
+    # A command word the shell picks at run time (`$c`, `r[m]`) may be any command.
+    named = command.dynamic or fits(command.name, head)
     return named and _in_order(rest, command.args)
-
-
-def _pattern_in(pattern: Sequence[str], statement: Statement) -> bool:
-    head, rest = pattern[0], pattern[1:]
-    for start in statement.starts:
-        if _head_matches(head, statement, start, bool(rest)) and _spelled_in_order(
-            rest, statement.spellings[start + 1 :]
-        ):
-            return True
-    return False
-
-
-def _head_matches(head: str, statement: Statement, start: int, has_rest: bool) -> bool:
-    for spelling in statement.spellings[start]:
-        if fnmatchcase(basename(spelling), head) or fnmatchcase(spelling, head):
-            return True
-    if start not in statement.dynamic:
-        return False
-    # Only known at run time: a glob names what it matches, an expansion anything. A bare
-    # name pattern (`sudo`) is not matched by every `$x`, only by globs that fit it.
-    return has_rest or fnmatchcase(head, basename(statement.tokens[start]))
 
 
 def _in_order(patterns: Sequence[str], tokens: Sequence[str]) -> bool:
     """Each pattern matches a later token than the one before it."""
     remaining = iter(tokens)
-    return all(any(fnmatchcase(token, p) for token in remaining) for p in patterns)
-
-
-def _spelled_in_order(patterns: Sequence[str], spellings: Sequence[tuple[str, ...]]) -> bool:
-    """`_in_order`, where a token matches when any of its spellings does."""
-    remaining = iter(spellings)
-    return all(any(any(fnmatchcase(s, p) for s in forms) for forms in remaining) for p in patterns)
+    return all(any(fits(token, p) for token in remaining) for p in patterns)

@@ -28,6 +28,7 @@ KEYWORDS = frozenset(
 _NOT_COMMANDS = frozenset({"for", "case", "select", "in"})
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _MAX_DEPTH = 4
+_MAX_WRAPPERS = 16  # `nice nice ... rm`: refused as unreadable beyond this
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,8 @@ class _Reader:
         """Read the command at word `p` (words up to `end`), looking through wrappers."""
         if p in seen:
             return
+        if len(chain.wrappers) > _MAX_WRAPPERS:
+            raise UnparseableCommand("cannot read the command: too many wrappers")
         seen.add(p)
         index, word = seg.words[p]
         name = basename(word.text)

@@ -15,6 +15,9 @@ RAW, QUOTED, EXPANDED, SPLIT = "r", "q", "e", "s"
 REDIRECTS = frozenset({"<", ">", ">>", ">|", "&>", "&>>", "<<", "<<-", "<<<", "<>", ">&", "<&"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 MAX_WORDS = 256  # brace expansions beyond this are not spelled out (the word stays a glob)
+MAX_BRACES = 32  # nor are words with more braces than this
+# Unquoted glob characters, or braces the shell would expand ({a..z}, or too many to spell).
+_GLOB = re.compile(r"[*?]|\[[^\0]*\]|\{[^\0]*(,|\.\.)[^\0]*\}")
 _ANSI_C = re.compile(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S
 )
@@ -85,7 +88,7 @@ class Pieces:
 
     def _word(self, chars: Chars, split: bool, braced: bool) -> Word:
         raw = "".join(c if k == RAW else "\0" for c, k in chars)
-        globs = bool(re.search(r"[*?]|\[[^\0]*\]|\{[^\0{}]*\.\.[^\0{}]*\}", raw)) or braced
+        globs = bool(_GLOB.search(raw)) or braced
         only_param = len(self.params) == 1 and self.expansions == 1 and not split
         only_param = only_param and all(k == EXPANDED for c, k in chars if c)
         return Word(
@@ -116,6 +119,9 @@ def _split(chars: Chars) -> list[Chars]:
 def _braces(chars: Chars) -> Iterator[Chars]:
     """Brace expansion over unquoted braces, lazily: a{b,c}d -> abd acd."""
     opened = [i for i, (c, k) in enumerate(chars) if c == "{" and k == RAW]
+    if len(opened) > MAX_BRACES:  # not spelled out: the word stays a glob (dynamic)
+        yield chars
+        return
     for start in opened:
         depth, commas = 0, []
         for j in range(start, len(chars)):

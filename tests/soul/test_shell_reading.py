@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import pytest
 
-from soul import SHIPPED_VERSIONS_DIR, Action, Soul, classify, lint_file
+from soul import (
+    SHIPPED_VERSIONS_DIR,
+    Action,
+    Soul,
+    UnparseableCommand,
+    classify,
+    denied_by,
+    lint_file,
+    provably_read_only,
+)
 from soul.shell import parse_command
 
 
@@ -132,3 +144,35 @@ def test_cd_to_an_unknown_place_loses_track() -> None:
 )
 def test_tiers_follow_the_reading(v1: Soul, command: str, tier: str) -> None:
     assert classify(v1, Action("shell.exec", command=command)).tier == tier
+
+
+PATHOLOGICAL = {
+    "nested substitutions": "echo " + "$(" * 300 + "x" + ")" * 300,
+    "nested quoted substitutions": "echo " + '"$(' * 200 + "x" + ')"' * 200,
+    "nested parameters": "echo " + "${a:-${b:-" * 150 + "}}" * 150,
+    "a wrapper chain": "nice " * 40 + "rm -rf /",
+    "unknown wrappers": "setpriv unshare firejail " * 200 + "rm -rf /",
+    "a brace bomb": "{rm,ls}" * 30,
+    "deep braces": "echo " + "{" * 500 + "a,b" + "}" * 500,
+    "many statements": "ls;" * 700,
+    "a long pipeline": "cat x |" * 600 + " cat",
+    "many find bodies": "find . " + "-exec rm {} ; " * 300,
+    "many here-documents": "cat " + "<<A " * 300 + "\n" + "A\n" * 300,
+    "IFS splits": "rm" + "${IFS}x" * 500,
+}
+
+
+@pytest.mark.parametrize("line", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
+def test_a_pathological_line_is_read_or_refused_quickly(v1: Soul, line: str) -> None:
+    """Never an exception other than UnparseableCommand (governance denies those), and no
+    line keeps the event loop busy (the budget is generous: CI machines are shared)."""
+    started = time.perf_counter()
+    for check in (
+        lambda: denied_by(v1, line),
+        lambda: classify(v1, Action("shell.exec", command=line)),
+        lambda: provably_read_only(line),
+    ):
+        with contextlib.suppress(UnparseableCommand):
+            check()
+    assert time.perf_counter() - started < 2.0
+    assert not provably_read_only(line) or "rm" not in line
