@@ -10,6 +10,7 @@ defence.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from soul.errors import UnparseableCommand
@@ -98,6 +99,9 @@ def parse_command(
         statements.append(reader.statement())
         for nested in reader.nested:
             statements.extend(parse_command(nested, _depth + 1, context))
+        for piped in reader.piped:  # text a shell may read as commands: read what reads
+            with contextlib.suppress(UnparseableCommand):
+                statements.extend(parse_command(piped, _depth + 1, context))
     return tuple(statements)
 
 
@@ -132,8 +136,12 @@ class _Reader:
         self.dynamic: set[int] = set()
         self.assigned: list[Word] = []
         self.keywords: set[str] = set()
-        for segment in self._segments(tokens):
+        self.stdin_shells: set[int] = set()  # segments where a shell reads its stdin
+        self.segment = 0
+        segments = self._segments(tokens)
+        for self.segment, segment in enumerate(segments):
             self._segment(segment)
+        self.piped = _piped_text(segments[: min(self.stdin_shells, default=0)])
 
     def statement(self) -> Statement:
         return Statement(
@@ -245,6 +253,8 @@ class _Reader:
         redirects = tuple(seg.redirects)
         if name in SHELLS:
             self.nested.extend(_fed_to_shell(redirects))
+            if unwrapped is None or not unwrapped.lines:
+                self.stdin_shells.add(self.segment)
         if not chain.wrappers and not chain.guessed:
             self._track(name, operands)
         command = Command(
@@ -282,6 +292,15 @@ class _Chain:
 
     def guessing(self) -> _Chain:
         return _Chain(self.assignments, self.wrappers, True)
+
+
+def _piped_text(segments: list[_Segment]) -> list[str]:
+    """`echo 'rm x' | sh`, `cat <<EOF | bash`: the text before a shell that reads its
+    input may be commands (a guess, so text that does not read as commands is skipped)."""
+    lines = [w.text for s in segments for _, w in s.words if any(c in w.text for c in " \t\n;")]
+    for segment in segments:
+        lines += _fed_to_shell(tuple(segment.redirects))
+    return lines
 
 
 def _fed_to_shell(redirects: tuple[Redirect, ...]) -> list[str]:

@@ -117,6 +117,20 @@ def test_paths_are_spelled_every_way_the_shell_reads_them(
     assert spelling in statement.spellings[index]
 
 
+@pytest.mark.parametrize(
+    ("line", "denied"),
+    [
+        ("cat <<EOF | sh\nrm -rf /\nEOF", True),  # a shell reads the document
+        ("bash <<EOF\nrm -rf ~\nEOF", True),
+        ("cat <<EOF\nrm -rf /\nEOF", False),  # only data
+        ("echo 'rm -rf /' > notes.txt", False),
+        ('echo "it\'s" | sh', False),  # text that is no command line is skipped
+    ],
+)
+def test_text_a_shell_reads_is_read_as_commands(v1: Soul, line: str, denied: bool) -> None:
+    assert (denied_by(v1, line) is not None) is denied
+
+
 def test_cd_to_an_unknown_place_loses_track() -> None:
     statement = parse_command('cd "$X"; rm -rf .')[-1]
     assert statement.spellings[statement.tokens.index(".")] == (".",)
