@@ -19,6 +19,7 @@ from core.governance.gateway import ToolGateway
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
+from core.governance.undo import UndoDesk
 from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
@@ -80,7 +81,8 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     router = build_tool_router(app.settings, app.features, workspace, capabilities)
-    await add_shell_providers(app, router, workspace, capabilities)
+    shell = await add_shell_providers(app, router, workspace, capabilities)
+    undo = UndoDesk(shell.effects, app.tokens, app.ledger)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)
     store = ApprovalStore(app.state)
@@ -94,12 +96,15 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
         tasks=app.tasks,
+        dry_runs=shell.dry_runs,
+        undo=undo,
     )
-    gateway = ToolGateway(policy, approvals, executor, app.ledger)
+    gateway = ToolGateway(policy, approvals, executor, app.ledger, shell.dry_runs)
     registry: CommandRegistry = app.commands
     GovernanceCommands(
-        registry, gateway, approvals, crusader, workspace, app.ledger, keeper
+        registry, gateway, approvals, crusader, workspace, app.ledger, keeper, undo
     ).register()
+    undo.register(registry)
     SoulCommands(registry, keeper, app.tokens, app.ledger).register()
     app.status_fields["Crusader"] = lambda: (
         f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 from bot.kernel import Kernel
 from bot.tools import HOST_SHELL_PRIORITY, SANDBOX_PRIORITY, SHELL
 from core.config import Settings
 from core.tools.capability import CapabilityTokens
+from core.tools.effects import EffectSettings, ShellEffects
+from core.tools.effects.provider import APPLY, EffectApplier, SandboxDryRuns
 from core.tools.router import ToolRouter
 from core.tools.sandbox import DockerEngine, DockerSandbox, HostShell, SandboxLimits
 from core.tools.workspace import Workspace
+
+DAY = 86400.0
 
 
 def sandbox_limits(settings: Settings) -> SandboxLimits:
@@ -27,21 +32,49 @@ def sandbox_limits(settings: Settings) -> SandboxLimits:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ShellKit:
+    """The shell's providers as governance needs them: dry runs and applied changes."""
+
+    sandbox: DockerSandbox
+    effects: ShellEffects
+    dry_runs: SandboxDryRuns
+
+
+def effect_settings(settings: Settings) -> EffectSettings:
+    """The effect engine's bounds from the settings (a dry run waits as long as an approval
+    can: the Soul's timeout is at most a day)."""
+    conf = settings.sandbox
+    return EffectSettings(
+        pool_size=conf.dry_run_pool,
+        dry_run_ttl_seconds=DAY,
+        undo_window_seconds=conf.undo_hours * 3600,
+        backup_max_bytes=conf.undo_max_mb << 20,
+        backup_max_age_seconds=conf.undo_max_days * DAY,
+    )
+
+
 async def add_shell_providers(
     app: Kernel, router: ToolRouter, workspace: Workspace, capabilities: CapabilityTokens
-) -> DockerSandbox:
+) -> ShellKit:
     """Register the Docker sandbox (above SafeREPL) and the host shell (between them, only
-    with FEATURE_TOOLS_HOST_EXECUTION) for shell.exec; start the sandbox on `app.stack` and
-    report it to health.
+    with FEATURE_TOOLS_HOST_EXECUTION) for shell.exec, and the effect engine's apply for
+    shell.apply; start them on `app.stack` and report the sandbox to health.
 
-    The pool warms in the background at startup (or at the first command when
+    The pools warm in the background at startup (or at the first command when
     `sandbox.warm_at_start` is off); a down engine never stops startup.
     """
     limits = sandbox_limits(app.settings)
-    sandbox = DockerSandbox(DockerEngine(), workspace, capabilities, limits)
+    engine = DockerEngine()
+    sandbox = DockerSandbox(engine, workspace, capabilities, limits)
     await app.stack.enter_async_context(sandbox)
+    effects = ShellEffects(
+        engine, workspace, app.home, capabilities, limits, effect_settings(app.settings)
+    )
+    await app.stack.enter_async_context(effects)
     if app.settings.sandbox.warm_at_start:
         sandbox.warm()
+        app.tasks.spawn(effects.warm(), name="dry-run-warm", report=False)
 
     async def check() -> str | None:
         reason = await sandbox.unavailable()
@@ -51,7 +84,9 @@ async def add_shell_providers(
     router.register(sandbox, SHELL, priority=SANDBOX_PRIORITY, health=sandbox.health, local=True)
     host = HostShell(workspace, capabilities, app.features, limits.timeout_seconds)
     router.register(host, SHELL, priority=HOST_SHELL_PRIORITY, health=host.health)
-    return sandbox
+    # Applying a kept dry run is local file work: it needs no engine.
+    router.register(EffectApplier(effects, capabilities), (APPLY,), local=True)
+    return ShellKit(sandbox, effects, SandboxDryRuns(effects, sandbox.unavailable))
 
 
 def build_image(settings: Settings, *, force: bool, mirror: str | None) -> int:

@@ -2,6 +2,7 @@
 
 from soul import amendments
 from soul.amendments import Amendment, AmendmentStatus
+from soul.effects import EFFECT_KINDS, classify_effects
 from soul.errors import (
     AmendmentError,
     AmendmentNotFound,
@@ -20,6 +21,7 @@ from soul.schema import (
     ApprovalRules,
     CrusaderPolicy,
     DenyRule,
+    EffectRules,
     RiskRule,
     RuleMatch,
     SchedulingBoundaries,
@@ -30,6 +32,7 @@ from soul.schema import (
 from soul.store import SHIPPED_VERSIONS_DIR, SoulStore
 
 __all__ = [
+    "EFFECT_KINDS",
     "SHIPPED_VERSIONS_DIR",
     "TIERS",
     "Action",
@@ -41,6 +44,7 @@ __all__ = [
     "Classification",
     "CrusaderPolicy",
     "DenyRule",
+    "EffectRules",
     "Finding",
     "InvalidTransition",
     "LintReport",
@@ -57,6 +61,7 @@ __all__ = [
     "UnparseableCommand",
     "amendments",
     "classify",
+    "classify_effects",
     "denied_by",
     "lint",
     "lint_file",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from soul.document import read_soul
 from soul.report import Finding, LintReport, Severity
-from soul.schema import Soul, tier_rank
+from soul.schema import DESTRUCTIVE_EFFECTS, Soul, tier_rank
 
 CRITICAL = Severity.CRITICAL
 WARNING = Severity.WARNING
@@ -28,6 +28,11 @@ def _destructive_requires_approval(soul: Soul) -> Iterator[Finding]:
         if rule.tier == "T3" and kind not in needed:
             message = f"T3 rule {rule.id!r} has kind {kind!r}, which is not in requires_approval"
             yield Finding(check, CRITICAL, message, f"risk_rules.rules[{i}]")
+    effects = soul.risk_rules.effects
+    for name in DESTRUCTIVE_EFFECTS:
+        if getattr(effects, name) != "T3":
+            message = f"the {name} effect destroys what was there: it must be T3"
+            yield Finding(check, CRITICAL, message, f"risk_rules.effects.{name}")
     if not soul.destructive_actions:
         yield Finding(check, WARNING, "destructive_actions is empty", "destructive_actions")
 

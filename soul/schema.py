@@ -97,13 +97,37 @@ class DenyRule(_Part):
     alternatives: tuple[str, ...] = ()
 
 
+class EffectRules(_Part):
+    """The tier of each kind of effect a shell command has on the workspace, as its dry run
+    shows it: a command is judged by what it does, not by how it is spelled. Unknown kinds
+    are refused (extra keys are errors)."""
+
+    creates: Tier = "T1"
+    moves: Tier = "T1"  # deleted here, the same content created there: nothing is lost
+    overwrites: Tier = "T3"
+    deletes: Tier = "T3"
+    mode_changes: Tier = "T3"
+    symlinks: Tier = "T2"
+    git_refs_created: Tier = "T1"
+    git_refs_moved: Tier = "T2"
+    git_refs_deleted: Tier = "T3"
+    git_index: Tier = "T1"
+    git_config: Tier = "T3"
+
+
+# Effects that destroy what was there: the linter keeps them at T3 (always the owner's call).
+DESTRUCTIVE_EFFECTS = ("overwrites", "deletes", "mode_changes", "git_refs_deleted", "git_config")
+
+
 class RiskRules(_Part):
-    """Tier definitions, classification rules, the fallback tier and the denylist."""
+    """Tier definitions, classification rules, the fallback tier, the denylist, and the
+    tiers of effects."""
 
     tiers: TierDefinitions
     default_tier: Tier = "T2"
     rules: tuple[RiskRule, ...] = ()
     denylist: tuple[DenyRule, ...] = ()
+    effects: EffectRules = EffectRules()
 
 
 class Escalation(_Part):

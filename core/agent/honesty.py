@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.agent.answer import ActionClaim, FinalAnswer
+from core.governance.by_effect import APPLY
 from core.governance.commands import SHELL
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
@@ -60,18 +61,28 @@ class Checked:
 
 
 async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[ToolRun]:
-    """The tool_run receipts behind `receipt_ids`, read back from the ledger itself."""
+    """What ran, read back from the ledger itself: tool_run receipts (an applied dry run
+    counts as the shell command it was), and dry runs that changed nothing, which is all
+    such a command does."""
     await ledger.flush()
     runs = []
     for rid in receipt_ids:
         stored = await ledger.get(rid)
-        if stored is None or stored.action_type != "tool_run":
+        if stored is None:
             continue
         inputs = stored.decoded("inputs")
-        command = _shown(stored.action_name, inputs) if isinstance(inputs, dict) else ""
-        runs.append(
-            ToolRun(stored.id, stored.action_name, command, stored.status == ReceiptStatus.SUCCESS)
-        )
+        if not isinstance(inputs, dict):
+            continue
+        tool = SHELL if stored.action_name == APPLY else stored.action_name
+        succeeded = stored.status == ReceiptStatus.SUCCESS
+        if stored.action_type == "dry_run":
+            outputs, meta = stored.decoded("outputs"), stored.decoded("metadata")
+            if not isinstance(outputs, dict) or not isinstance(meta, dict) or meta.get("kept"):
+                continue  # its changes wait for the owner, or were dropped: not done
+            succeeded = succeeded and outputs.get("exit_code") == 0
+        elif stored.action_type != "tool_run":
+            continue
+        runs.append(ToolRun(stored.id, tool, _shown(tool, inputs), succeeded))
     return runs
 
 

@@ -24,6 +24,7 @@ FIXED_COMMANDS = (
     "memory",
     "usage",
     "crusader",
+    "undo",
 )
 
 

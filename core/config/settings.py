@@ -117,6 +117,10 @@ class SandboxSettings(Section):
     pids: int = Field(default=128, ge=16)
     tmpfs_mb: int = Field(default=64, ge=1)
     mirror: str | None = None  # Debian mirror for `lancelot sandbox build`; default: apt's own
+    dry_run_pool: int = Field(default=2, ge=1, le=16)  # overlay containers kept ready
+    undo_hours: float = Field(default=24.0, gt=0)  # how long a change can be undone
+    undo_max_mb: int = Field(default=1024, ge=1)  # backups of overwritten/deleted files
+    undo_max_days: float = Field(default=7.0, gt=0)
 
 
 class ToolsSettings(Section):

@@ -13,25 +13,63 @@ def clock_text(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
 
 
+# What each kind of action does, in the owner's words (the capability id stays in receipts).
+_DOES = {
+    "shell.exec": "runs this command in your workspace",
+    "shell.apply": "applies these changes to your workspace",
+    "file.write": "writes a file",
+    "file.move": "moves a file",
+    "file.delete": "deletes a file",
+    "repo.commit": "makes a git commit",
+    "repo.branch": "creates a git branch",
+    "repo.checkout": "switches git branches",
+    "repo.apply_patch": "applies a patch",
+    "net.request": "sends a request to another server",
+    "deploy": "deploys",
+}
+APPLY = "shell.apply"
+
+
+def what_it_does(approval: Approval) -> str:
+    """One paragraph: exactly what will happen, in the owner's words."""
+    action = approval.action
+    if action.capability == APPLY:
+        summary = str(action.params.get("summary") or "changes files")
+        return (
+            f"$ {action.command}\n\nIt {summary}.\n\nThe command already ran in a copy of your "
+            "workspace: Approve applies exactly these changes (nothing runs again), Deny drops "
+            "them."
+        )
+    does = _DOES.get(action.capability, "acts with your authority")
+    if action.command is not None:
+        return f"$ {action.command}\n\nThis {does}, and the Soul says to ask you first."
+    target = action.params.get("path") or action.params.get("url") or ""
+    detail = f": {target}" if target else ""
+    return f"This {does}{detail}, and the Soul says to ask you first."
+
+
 def pending_card(approval: Approval, buttons: tuple[Button, ...]) -> Card:
-    """Exactly what will run, why it asks, when it lapses, and the Approve/Deny buttons."""
+    """What will happen to which files, until when the card is valid, Approve and Deny.
+    Tier names and capability ids are in the receipts, not here."""
+    title = "Approve these changes?" if approval.action.capability == APPLY else "Approve this?"
     return Card(
         kind=CardKind.APPROVAL,
-        title=f"Approve this {approval.tier} action?",
-        body=f"{approval.action.describe()}\n\n{approval.reason}",
-        fields=(
-            ("Runs", approval.action.capability),
-            ("Expires", clock_text(approval.expires_at)),
-        ),
+        title=title,
+        body=what_it_does(approval),
+        fields=(("Valid until", clock_text(approval.expires_at)),),
         buttons=buttons,
         correlation_id=approval.card_id,
     )
 
 
-def outcome_card(approval: Approval, now: float, note: str = "") -> Card:
-    """The card after a decision: who, when, where, and what happened; no buttons."""
+def outcome_card(
+    approval: Approval, now: float, note: str = "", buttons: tuple[Button, ...] = ()
+) -> Card:
+    """The card after a decision: who, when, where, and what happened (Undo, when the
+    change can still be taken back)."""
     state = approval.state
-    lines = [approval.action.describe()]
+    action = approval.action
+    lines = [f"$ {action.command}" if action.command is not None else what_it_does(approval)]
     if approval.decided_by:
         verb = "Approved" if state is not ApprovalState.DENIED else "Denied"
         when = clock_text(approval.decided_at or now)
@@ -46,7 +84,8 @@ def outcome_card(approval: Approval, now: float, note: str = "") -> Card:
         lines.append(note)
     return Card(
         kind=CardKind.APPROVAL,
-        title=f"{state.value.capitalize()}: {approval.tier} action",
+        title=state.value.capitalize(),
         body="\n".join(lines),
+        buttons=buttons,
         correlation_id=approval.card_id,
     )

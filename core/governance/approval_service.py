@@ -17,10 +17,12 @@ from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
+from core.governance.by_effect import APPLY, DryRuns
 from core.governance.execution import Executor, RunReport
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
+from core.governance.undo import UndoDesk
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.runtime.tasks import Supervisor
@@ -47,6 +49,8 @@ class ApprovalService:
         remind_after: Callable[[], float | None] = lambda: None,
         *,
         tasks: Supervisor | None = None,
+        dry_runs: DryRuns | None = None,
+        undo: UndoDesk | None = None,
     ) -> None:
         """`timeout` and `remind_after` (seconds after the request; None: no reminder) are
         read at each use, so a newly activated Soul applies at once."""
@@ -62,6 +66,8 @@ class ApprovalService:
         self._expirer: asyncio.Task[None] | None = None
         self._waiters = SettlementWaiters()
         self._supervisor = tasks or Supervisor()
+        self._dry_runs = dry_runs  # a dry run's effects are dropped when its card is
+        self._undo = undo  # an applied change's card gets an Undo button
 
     async def __aenter__(self) -> Self:
         await self.reconcile()
@@ -207,6 +213,7 @@ class ApprovalService:
                     ReceiptStatus.SUCCESS,
                     ctx.receipt_id,
                 )
+                await self._drop(approval)
                 await self._settle(approval.id)
         elif await self._store.move(
             approval.id,
@@ -257,8 +264,18 @@ class ApprovalService:
         await self._settle(approval_id, report)
 
     async def outcome_card(self, approval: Approval, note: str = "") -> Card:
-        """The card after a decision (core.governance.approval_cards)."""
-        return outcome_card(approval, self._clock(), note)
+        """The card after a decision (core.governance.approval_cards), with Undo while an
+        applied change can still be taken back."""
+        buttons: tuple[Button, ...] = ()
+        action = approval.action
+        if (
+            approval.state is ApprovalState.EXECUTED
+            and action.capability == APPLY
+            and self._undo is not None
+        ):
+            undo = await self._undo.button(str(action.params.get("dry_run")), approval.card_id)
+            buttons = (undo,) if undo is not None else ()
+        return outcome_card(approval, self._clock(), note, buttons)
 
     async def reconcile(self) -> None:
         """After a restart: re-attach delivered cards, expire the stale, finish the approved."""
@@ -297,6 +314,21 @@ class ApprovalService:
         if not await self._bus.update(approval.card_id, card):
             await self._bus.broadcast(card)
 
+    async def _drop(self, approval: Approval) -> None:
+        """Denied or lapsed: a dry run kept for this approval is discarded (the workspace
+        never saw it)."""
+        action = approval.action
+        if action.capability != APPLY or self._dry_runs is None:
+            return
+        await self._dry_runs.discard(str(action.params.get("dry_run", "")))
+        self._record(
+            approval,
+            GovernanceReceipt.DRY_RUN_DISCARDED,
+            "its changes were not applied",
+            ReceiptStatus.SUCCESS,
+            None,
+        )
+
     async def _expire(self, approval: Approval) -> None:
         if await self._store.move(
             approval.id, ApprovalState.PENDING, ApprovalState.EXPIRED, decided_at=self._clock()
@@ -308,6 +340,7 @@ class ApprovalService:
                 ReceiptStatus.SKIPPED,
                 None,
             )
+            await self._drop(approval)
             await self._settle(approval.id)
             await self._publish_outcome(approval.id)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.commands.registry import CommandContext, CommandRegistry
 from core.errors import PolicyDenied
@@ -12,6 +12,7 @@ from core.events import Card, CardKind
 from core.governance.approval_service import DECIDE, ApprovalService
 from core.governance.crusader import CrusaderMode
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
+from core.governance.undo import UndoDesk
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.tools.action import ToolAction
@@ -53,6 +54,7 @@ class GovernanceCommands:
     workspace: Workspace
     ledger: ReceiptStore
     soul: Callable[[], Soul]
+    undo: UndoDesk | None = None  # Undo buttons for applied changes (with the sandbox)
 
     def register(self) -> None:
         """Add /run, /approvals, /crusader and the approval buttons."""
@@ -83,7 +85,13 @@ class GovernanceCommands:
         rolled_back = await self.gateway.finish(ctx.receipt_id)
         if rolled_back is not None:
             text += "\n\nThe step failed its check, so its changes were undone."
-        return Card(CardKind.REPLY, f"/run {outcome.tier}", f"$ {command}\n{text}")
+        if outcome.change_id is not None:
+            text += f"\n\nChanged: it {outcome.effects}."
+        card = Card(CardKind.REPLY, "/run", f"$ {command}\n{text}")
+        if outcome.change_id is None or self.undo is None:
+            return card
+        undo = await self.undo.button(outcome.change_id, card.correlation_id)
+        return replace(card, buttons=(undo,)) if undo is not None else card
 
     async def pending(self, ctx: CommandContext) -> Card | None:
         """Resend every pending approval card here (any copy decides for all)."""

@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
+from core.errors import ToolUnavailable
 from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalState
+from core.governance.by_effect import (
+    UNSEEN,
+    DryRuns,
+    apply_action,
+    dry_run_receipt,
+    failed_text,
+    judged_by_effect,
+    unchanged_text,
+)
 from core.governance.execution import Executor, RunReport
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.tools.action import ToolAction
+
+log = logging.getLogger(__name__)
 
 
 class OutcomeKind(StrEnum):
@@ -50,6 +63,8 @@ class ToolOutcome:
     approval_id: str | None = None
     text: str = ""  # the owner's view of the run: exit code and output, or why not
     receipt_ids: tuple[str, ...] = ()
+    effects: str = ""  # what it changed (or would change) in the workspace, in words
+    change_id: str | None = None  # the applied change, which Undo can take back
 
     @property
     def succeeded(self) -> bool:
@@ -60,7 +75,7 @@ class ToolOutcome:
         """JSON for a TOOL message: only what the model needs (no tokens, no ids it could
         mistake for proof)."""
         body = {k: v for k, v in asdict(self).items() if v not in (None, "", ())}
-        for private in ("receipt_id", "approval_id", "receipt_ids", "text"):
+        for private in ("receipt_id", "approval_id", "receipt_ids", "text", "change_id"):
             body.pop(private, None)
         return json.dumps(body, ensure_ascii=False)
 
@@ -68,6 +83,19 @@ class ToolOutcome:
 # A caller's own limit, checked once the policy has decided: an outcome refuses the action
 # (a skill asking above its declared risk), None lets it go on.
 Limit = Callable[[Decision], "ToolOutcome | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """Who asked, and how they want to hear back (see ToolGateway.run)."""
+
+    via: str
+    parent_id: str
+    quest_id: str | None
+    autonomous: bool
+    wait: bool
+    limit: Limit | None
+    labels: Mapping[str, object] | None
 
 
 class ToolGateway:
@@ -83,11 +111,15 @@ class ToolGateway:
         approvals: ApprovalService,
         executor: Executor,
         ledger: ReceiptStore,
+        dry_runs: DryRuns | None = None,
     ) -> None:
+        """`dry_runs`: the sandbox's copy-on-write dry runs; without them every shell command
+        that is not provably read-only waits for the owner."""
         self._policy = policy
         self._approvals = approvals
         self._executor = executor
         self._ledger = ledger
+        self._dry_runs = dry_runs
 
     async def run(
         self,
@@ -105,6 +137,20 @@ class ToolGateway:
         until it settles; without, the card goes out and the outcome is WAITING. `labels`
         are added to the decision receipt's metadata (which skill asked, ...)."""
         decision = self._policy.decide(action, autonomous=autonomous)
+        call = _Call(via, parent_id, quest_id, autonomous, wait, limit, labels)
+        if decision.verdict is not Verdict.DENY and judged_by_effect(action):
+            if self._dry_runs is not None and await self._dry_runs.visible():
+                try:
+                    return await self._by_effect(self._dry_runs, action, call)
+                except ToolUnavailable as exc:
+                    log.warning("dry run impossible, asking the owner instead: %s", exc)
+            decision = self._policy.must_ask(decision, UNSEEN)
+        return await self._govern(action, decision, call)
+
+    async def _govern(self, action: ToolAction, decision: Decision, call: _Call) -> ToolOutcome:
+        """Refuse, ask or run `action` as `decision` says; record the decision first."""
+        via, parent_id, quest_id = call.via, call.parent_id, call.quest_id
+        wait, limit, labels = call.wait, call.limit, call.labels
         decided = self._record(
             action, decision, parent_id, quest_id, GovernanceReceipt.POLICY_DECISION, labels
         )
@@ -144,6 +190,51 @@ class ToolGateway:
             policy=decision.snapshot(),
         )
         return _ran(base, report)
+
+    async def _by_effect(self, dry_runs: DryRuns, action: ToolAction, call: _Call) -> ToolOutcome:
+        """Dry-run the command, then govern applying exactly its effects."""
+        run = await dry_runs.dry_run(action, self._policy.authorize_inert(action))
+        shown = dry_run_receipt(run, call.parent_id, call.quest_id)
+        self._ledger.append(shown)
+        if run.effects.empty:
+            return ToolOutcome(
+                OutcomeKind.RAN,
+                "T0",
+                action.describe(),
+                output=run.result.output,
+                exit_code=run.result.exit_code,
+                receipt_id=shown.id,
+                text=unchanged_text(run),
+                receipt_ids=(shown.id,),
+            )
+        if run.result.exit_code != 0:  # a failed command's half-done changes are not kept
+            await dry_runs.discard(run.id)
+            return ToolOutcome(
+                OutcomeKind.RAN,
+                "T0",
+                action.describe(),
+                output=run.result.output,
+                exit_code=run.result.exit_code,
+                receipt_id=shown.id,
+                text=failed_text(run),
+                receipt_ids=(shown.id,),
+                effects=run.effects.summary,
+            )
+        apply = apply_action(run)
+        decision = self._policy.judge_effects(
+            apply, run.effects.categories(), autonomous=call.autonomous
+        )
+        outcome = await self._govern(apply, decision, call)
+        if outcome.kind in (OutcomeKind.DENIED, OutcomeKind.NOT_PERMITTED):
+            await dry_runs.discard(run.id)
+        applied = outcome.kind is OutcomeKind.RAN
+        return replace(
+            outcome,
+            command=action.describe(),
+            effects=run.effects.summary,
+            change_id=run.id if applied else None,
+            receipt_ids=(shown.id, *outcome.receipt_ids),
+        )
 
     async def finish(self, quest_id: str) -> str | None:
         """Wait for the quest's background checks; a text when its T1 steps were undone."""

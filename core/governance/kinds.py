@@ -12,6 +12,10 @@ class GovernanceReceipt(StrEnum):
     POLICY_DECISION = "policy_decision"  # what the Soul decided, with the rule and tier
     CRUSADER_AUTO_APPROVAL = "crusader_auto_approval"  # Crusader mode approved it instead
     TOOL_RUN = "tool_run"  # the run itself: provider, inputs, outputs, file changes
+    DRY_RUN = "dry_run"  # a shell command run in a copy of the workspace: output, effects
+    DRY_RUN_DISCARDED = "dry_run_discarded"  # its effects were not applied (Deny, lapsed)
+    CHANGE_UNDONE = "change_undone"  # an applied change taken back (Undo)
+    UNDO_REFUSED = "undo_refused"  # Undo refused: a later change touched the same files
     SKILL_ACTION_REFUSED = "skill_action_refused"  # a skill asked beyond its permissions
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_GRANTED = "approval_granted"

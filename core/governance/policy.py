@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
-from soul import Action, Soul, UnparseableCommand, classify, denied_by, needs_approval
+from soul import (
+    Action,
+    Classification,
+    Soul,
+    UnparseableCommand,
+    classify,
+    classify_effects,
+    denied_by,
+    needs_approval,
+)
 
 CACHE_SIZE = 4096
 
@@ -76,6 +85,42 @@ class PolicyEngine:
             return replace(cached, capability=self._capabilities.issue(action.digest))
         return cached
 
+    def judge_effects(
+        self, action: ToolAction, kinds: Iterable[str], *, autonomous: bool = False
+    ) -> Decision:
+        """Decide about applying a dry run's effects (`action` is the apply action, `kinds`
+        the effect set's non-empty categories): by the Soul's effect tiers, the approval
+        rules and Crusader mode, as for any action. An allowed decision carries the apply's
+        capability token; nothing is cached (each effect set is new)."""
+        soul = self._soul()
+        try:
+            found = classify_effects(soul, kinds)
+        except ValueError as exc:  # an effect the Soul cannot judge goes to the owner
+            found = Classification("T3", ("shell.exec",), ("effects.unknown",))
+            reason = str(exc)
+        else:
+            reason = ""
+        decision = self._ask_or_allow(soul, found, autonomous)
+        if reason:
+            decision = replace(decision, reason=reason)
+        if decision.verdict is Verdict.ALLOW:
+            return replace(decision, capability=self._capabilities.issue(action.digest))
+        return decision
+
+    def authorize_inert(self, action: ToolAction) -> str:
+        """The capability for running `action` where it cannot change anything (a dry run
+        against a copy of the workspace): refused only by the denylist."""
+        decision = self._evaluate(self._soul(), action, autonomous=False)
+        if decision.verdict is Verdict.DENY:
+            raise PermissionError(decision.reason)
+        return self._capabilities.issue(action.digest)
+
+    def must_ask(self, decision: Decision, reason: str) -> Decision:
+        """`decision` turned into a T3 approval (what cannot be seen before it happens)."""
+        return replace(
+            decision, verdict=Verdict.NEEDS_APPROVAL, tier="T3", reason=reason, capability=None
+        )
+
     def authorize_approved(self, action: ToolAction) -> str:
         """The capability for an action the owner approved (checked again against the denylist)."""
         decision = self._evaluate(self._soul(), action, autonomous=False)
@@ -111,6 +156,9 @@ class PolicyEngine:
                 reason=str(exc),
                 alternatives=("Write the command without unbalanced quotes or deep nesting.",),
             )
+        return self._ask_or_allow(soul, found, autonomous)
+
+    def _ask_or_allow(self, soul: Soul, found: Classification, autonomous: bool) -> Decision:
         base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)
         if not needs_approval(soul, found, autonomous=autonomous):
             return base

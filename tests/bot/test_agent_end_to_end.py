@@ -156,7 +156,7 @@ async def assert_linked_receipts(owner: Phone, provider: str) -> None:
     assert {d.decoded("metadata")["provider"] for d in decisions} == {provider}
     assert [d.token_count for d in decisions] == [i + o for i, o in owner.fake.usage_sent]
     runs = await owner.receipts("tool_run")
-    assert [r.action_name for r in runs] == ["file.list", "shell.exec"]
+    assert [r.action_name for r in runs] == ["file.list", "shell.apply"]  # its dry run, applied
     (granted,) = await owner.receipts("approval_granted")
     (final,) = await owner.receipts("agent_reply")
     linked = [*decisions, *runs, granted, final]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from core.tools.workspace import MOUNT
 
 CATEGORIES = (
     "creates",
+    "moves",
     "overwrites",
     "deletes",
     "mode_changes",
@@ -57,12 +59,18 @@ class EffectSet:
 
     def categories(self) -> dict[str, tuple[str, ...]]:
         """What the Soul's effect rules look at: category -> the paths or refs in it (only
-        non-empty categories). Paths inside .git count through the git categories only."""
+        non-empty categories). Paths inside .git count through the git categories only. A
+        deleted file whose exact content the same command created elsewhere was moved, not
+        lost ("moves"), and so was a deleted folder all of whose files were."""
         found: dict[str, list[str]] = {name: [] for name in CATEGORIES}
+        moved = self._moved()
         for effect in self.effects:
             if effect.in_git:
                 continue
             kind = effect.kind
+            if kind == "deleted" and effect.path in moved:
+                found["moves"].append(effect.path)
+                continue
             key = {"created": "creates", "deleted": "deletes", "mode_changed": "mode_changes"}.get(
                 kind, "overwrites"
             )
@@ -77,6 +85,30 @@ class EffectSet:
                 found["git_index"].append(changes.repo or ".")
             found["git_config"] += changes.config_changed
         return {name: tuple(paths) for name, paths in found.items() if paths}
+
+    def _moved(self) -> set[str]:
+        """Deleted paths whose content lives on: each deleted file matched to a distinct new
+        file with the same sha256; a deleted folder when every deleted path under it moved."""
+        outside = [e for e in self.effects if not e.in_git]
+        fresh = Counter(
+            e.after.sha256 for e in outside if e.kind == "created" and e.after.kind == "file"
+        )
+        moved: set[str] = set()
+        for effect in outside:
+            sha = effect.before.sha256
+            if effect.kind == "deleted" and effect.before.kind == "file" and fresh[sha] > 0:
+                fresh[sha] -= 1
+                moved.add(effect.path)
+        folders = [e for e in outside if e.kind == "deleted" and e.before.kind == "dir"]
+        for folder in sorted(folders, key=lambda e: e.path.count("/"), reverse=True):
+            inside = [
+                e.path
+                for e in outside
+                if e.kind == "deleted" and e.path.startswith(folder.path + "/")
+            ]
+            if inside and all(path in moved for path in inside):
+                moved.add(folder.path)
+        return moved
 
     def file_changes(self) -> dict[str, str | None]:
         """As ToolResult.file_changes: /workspace/<path> -> new sha256 (None when removed)

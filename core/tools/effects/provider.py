@@ -10,7 +10,6 @@ from core.tools.action import ToolAction
 from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
 from core.tools.effects.errors import EffectsError
-from core.tools.effects.model import Effect
 from core.tools.effects.records import DryRun
 from core.tools.effects.service import ShellEffects
 
@@ -43,7 +42,7 @@ class SandboxDryRuns:
 class EffectApplier:
     """Serves `shell.apply`: applies exactly the effect set the action names, by digest."""
 
-    name = "docker_sandbox"
+    name = "docker_dry_run"
 
     def __init__(self, effects: ShellEffects, capabilities: CapabilityTokens) -> None:
         self._effects = effects
@@ -65,12 +64,6 @@ class EffectApplier:
             result.exit_code,
             result.output,
             result.truncated,
-            file_changes={e.path: _content(e) for e in change.effects.effects},
+            file_changes=change.effects.file_changes(),
             provider=self.name,
         )
-
-
-def _content(effect: Effect) -> str | None:
-    """What the receipt records for a changed path: the new content's sha256, None when the
-    path is gone (or is not a regular file any more)."""
-    return effect.after.sha256 if effect.after.kind == "file" else None

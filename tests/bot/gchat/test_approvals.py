@@ -52,12 +52,12 @@ async def test_approve_in_google_chat_updates_both_copies_and_runs_once(
 
     assert answer.kind == "UPDATE_MESSAGE"
     assert card.edits == 1  # replaced in place by the answer to the click
-    assert buttons(card.body) == []
+    assert [b["text"] for b in buttons(card.body)] == ["Undo"]  # the change can be taken back
     shown = "\n".join(texts(card.body))
     assert f"Approved by {OWNER_EMAIL}" in shown
     assert "via gchat" in shown
     assert not (lancelot.workspace / "notes.txt").exists()
-    assert tg.sent[0]["reply_markup"] is None
+    assert [b["text"] for b in tg.sent[0]["reply_markup"]["inline_keyboard"][0]] == ["Undo"]
     assert f"Approved by {OWNER_EMAIL}" in tg.sent[0]["plain_text"]
     assert len(granted) == 1
     assert f"approved by {OWNER_EMAIL} via gchat" in granted[0].outputs

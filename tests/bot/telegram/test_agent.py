@@ -29,7 +29,8 @@ async def test_the_owner_approves_the_agents_delete_from_the_chat(
         target = lancelot.app.home / "workspace" / "old.txt"
         target.write_text("bye")
         approval = await lancelot.say("please delete old.txt")
-        assert approval["plain_text"].startswith("Approve this T3 action?")
+        assert approval["plain_text"].startswith("Approve these changes?")
+        assert "It deletes 1 file: old.txt." in approval["plain_text"]
         assert approval["reply_markup"] is not None
         buttons = approval["reply_markup"]["inline_keyboard"][0]
         assert [b["text"] for b in buttons] == ["Approve", "Deny"]

@@ -78,7 +78,7 @@ async def test_delete_file_waits_for_approval_then_runs(lancelot: Stage) -> None
     lancelot.model(call("delete_file", path="/workspace/old.log"), after_delete)
     approval = await lancelot.say("delete old.log")
     assert approval.kind is CardKind.APPROVAL
-    assert "file.delete" in approval.body
+    assert "deletes a file: /workspace/old.log" in approval.body
     assert "/workspace/old.log" in approval.body
     assert (lancelot.workspace / "old.log").exists()  # nothing runs before the tap
     await tap(lancelot.app, lancelot.phone, approval, "Approve")

@@ -122,11 +122,14 @@ def test_touched_paths_stay_inside_the_workspace(workspace: Workspace) -> None:
     assert names == ["/workspace/a", "/workspace/b", "/workspace/c"]
 
 
-async def test_run_from_chat_undoes_a_failed_step(app: Lancelot) -> None:
+async def test_a_failed_command_from_chat_keeps_none_of_its_changes(app: Lancelot) -> None:
     phone = MemoryChannel()
     await app.attach(phone)
     ok = await say(app, phone, "/run mkdir fine")
-    assert "undone" not in ok.body
+    assert "not applied" not in ok.body
     assert (app.home / "workspace" / "fine").is_dir()
-    failed = await say(app, phone, "/run cp nothing here")
-    assert "its changes were undone" in failed.body
+    failed = await say(app, phone, "/run mkdir half && cp nothing here")
+    assert "exit 1" in failed.body
+    assert "none of its changes were applied" in failed.body
+    assert "creates 1 file: half/" in failed.body
+    assert not (app.home / "workspace" / "half").exists()

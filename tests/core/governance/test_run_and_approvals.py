@@ -11,6 +11,7 @@ from core.config import Settings
 from core.events import ButtonPress, CardKind
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.workspace import put
 from tests.fakes.owner import say, tap
 
 
@@ -36,7 +37,7 @@ async def test_read_only_command_runs_at_once(app: Lancelot) -> None:
     card = await say(app, phone, "/run ls -la /workspace")
     assert "exit 0" in card.body
     assert "notes.txt" in card.body
-    assert card.title == "/run T0"
+    assert card.title == "/run"
 
 
 async def test_denylisted_command_names_rule_and_alternatives(app: Lancelot) -> None:
@@ -51,8 +52,7 @@ async def test_destructive_command_waits_for_approval_and_deny_keeps_files(
     app: Lancelot,
 ) -> None:
     phone = await phone_for(app)
-    (workspace(app) / "old").mkdir()
-    (workspace(app) / "old" / "keep.txt").write_text("precious")
+    put(workspace(app) / "old" / "keep.txt", "precious")
     card = await say(app, phone, "/run rm -rf /workspace/old")
     assert card.kind is CardKind.APPROVAL
     assert [b.label for b in card.buttons] == ["Approve", "Deny"]
@@ -67,7 +67,7 @@ async def test_destructive_command_waits_for_approval_and_deny_keeps_files(
 
 async def test_approve_runs_exactly_once_and_replays_do_nothing(app: Lancelot) -> None:
     phone = await phone_for(app)
-    (workspace(app) / "old").mkdir()
+    put(workspace(app) / "old" / "f.txt")
     card = await say(app, phone, "/run rm -rf /workspace/old")
     await tap(app, phone, card, "Approve")
     assert not (workspace(app) / "old").exists()
@@ -77,7 +77,7 @@ async def test_approve_runs_exactly_once_and_replays_do_nothing(app: Lancelot) -
     # Same button again, and the Deny button of the same card: both refused.
     await tap(app, phone, card, "Approve")
     await tap(app, phone, card, "Deny")
-    assert await kinds(app, "tool_run") == ["shell.exec"]
+    assert await kinds(app, "tool_run") == ["shell.apply"]  # applied once, never re-run
     refusals = await kinds(app, "button_refused")
     assert refusals == ["already used", "already used"]
 
@@ -85,7 +85,7 @@ async def test_approve_runs_exactly_once_and_replays_do_nothing(app: Lancelot) -
 async def test_pending_approval_survives_a_restart(settings: Settings) -> None:
     async with assemble(settings, web=False) as first:
         phone = await phone_for(first)
-        (workspace(first) / "old").mkdir()
+        put(workspace(first) / "old" / "f.txt")
         card = await say(first, phone, "/run rm -rf /workspace/old")
         ref = phone.delivered[-1][0]
     async with assemble(settings, web=False) as second:
@@ -97,7 +97,7 @@ async def test_pending_approval_survives_a_restart(settings: Settings) -> None:
         await second.bus.drained()
         assert not (workspace(second) / "old").exists()
         assert phone2.edits[-1][0] == ref
-        assert await kinds(second, "tool_run") == ["shell.exec"]
+        assert await kinds(second, "tool_run") == ["shell.apply"]
 
 
 @pytest.mark.parametrize("durable", [False, True], ids=["direct", "outbox"])
@@ -107,6 +107,7 @@ async def test_approvals_lists_pending_with_buttons(app: Lancelot, durable: bool
     phone = MemoryChannel()
     await app.attach(phone, durable=durable)
     assert "Nothing is waiting" in (await say(app, phone, "/approvals")).body
+    put(workspace(app) / "a")
     await say(app, phone, "/run rm -rf /workspace/a")
     resent = await say(app, phone, "/approvals")
     assert [b.label for b in resent.buttons] == ["Approve", "Deny"]
@@ -120,6 +121,7 @@ async def test_crusader_shows_in_status_and_never_skips_t3(app: Lancelot) -> Non
     assert "Crusader mode on" in (await say(app, phone, "/crusader")).title
     status = dict((await say(app, phone, "/status")).fields)
     assert status["Crusader"].startswith("on")
+    put(workspace(app) / "x")
     card = await say(app, phone, "/run rm -rf /workspace/x")
     assert card.kind is CardKind.APPROVAL
     assert "Crusader mode off" in (await say(app, phone, "/crusader off")).title

@@ -11,6 +11,7 @@ from core.events import ButtonPress, Card, CardKind, MessageRef
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.workspace import put
 from tests.fakes.owner import CHAT, OWNER, say, tap
 
 
@@ -41,6 +42,8 @@ async def test_amendment_breaking_an_invariant_never_activates(app: Lancelot) ->
 async def test_unanswered_approval_expires_and_its_card_says_so(app: Lancelot) -> None:
     phone = MemoryChannel()
     await app.attach(phone)
+    put(app.home / "workspace" / "old" / "f.txt")
+    put(app.home / "workspace" / "other")
     card = await say(app, phone, "/run rm -rf /workspace/old")
     store = ApprovalStore(app.state)
     [pending] = await store.in_states(ApprovalState.PENDING)
@@ -63,7 +66,8 @@ async def test_restart_finishes_approved_and_reports_interrupted(settings: Setti
     async with assemble(settings, web=False) as first:
         phone = MemoryChannel()
         await first.attach(phone)
-        (first.home / "workspace" / "a").mkdir()
+        put(first.home / "workspace" / "a" / "f.txt")
+        put(first.home / "workspace" / "b")
         await say(first, phone, "/run rm -rf /workspace/a")
         await say(first, phone, "/run rm -rf /workspace/b")
         store = ApprovalStore(first.state)
@@ -96,7 +100,8 @@ async def test_undecided_approval_is_reminded_once_and_the_reminder_decides(
     async with assemble(settings, web=False) as app:
         phone = MemoryChannel()
         await app.attach(phone)
-        (app.home / "workspace" / "old").mkdir()
+        put(app.home / "workspace" / "old" / "f.txt")
+        put(app.home / "workspace" / "other")
         card = await say(app, phone, "/run rm -rf /workspace/old")
         store = ApprovalStore(app.state)
         [pending] = await store.in_states(ApprovalState.PENDING)
@@ -113,7 +118,7 @@ async def test_undecided_approval_is_reminded_once_and_the_reminder_decides(
         [(ref, reminder)] = [
             (r, c) for r, c in reminders() if c.correlation_id == card.correlation_id
         ]
-        assert reminder.title == "Reminder: approve this T3 action?"
+        assert reminder.title == "Reminder: approve these changes?"
         assert "rm -rf /workspace/old" in reminder.body
         await say(app, phone, "/status")  # another pass of the timer: still one reminder
         assert len(reminders()) == 1

@@ -68,4 +68,8 @@ async def test_rm_waits_for_approval_and_approve_runs_it_once_in_the_sandbox(
     assert edited.title.startswith("Executed")
     assert "exit 0" in edited.body
     await tap(app, phone, card, "Approve")  # a replay does nothing
-    assert await tool_runs(app) == [("touch /workspace/x", "docker"), ("rm /workspace/x", "docker")]
+    # Both were dry-run in the sandbox first; what ran for real is the apply of each.
+    assert await tool_runs(app) == [
+        ("touch /workspace/x", "docker_dry_run"),
+        ("rm /workspace/x", "docker_dry_run"),
+    ]
