@@ -11,8 +11,8 @@ from core.config import Settings
 from core.events import ButtonPress, CardKind
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.workspace import put
 from tests.fakes.owner import say, tap
+from tests.fakes.workspace import put
 
 
 async def phone_for(app: Lancelot) -> MemoryChannel:

@@ -11,8 +11,8 @@ from core.events import ButtonPress, Card, CardKind, MessageRef
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.workspace import put
 from tests.fakes.owner import CHAT, OWNER, say, tap
+from tests.fakes.workspace import put
 
 
 async def test_soul_amendment_from_chat(app: Lancelot) -> None:
