@@ -17,7 +17,7 @@ from soul.errors import UnparseableCommand
 from soul.lexer import lex
 from soul.spelling import Context
 from soul.words import Op, Token, Word
-from soul.wrappers import GUESSED, SHELLS, basename, carried, unwrap
+from soul.wrappers import GUESSED, SHELLS, basename, carried, shell_strings, unwrap
 
 __all__ = ["Command", "Redirect", "Statement", "basename", "parse_command"]
 
@@ -99,9 +99,9 @@ def parse_command(
         statements.append(reader.statement())
         for nested in reader.nested:
             statements.extend(parse_command(nested, _depth + 1, context))
-        for piped in reader.piped:  # text a shell may read as commands: read what reads
+        for guessed in reader.guessed:  # text that may run as commands: read what reads
             with contextlib.suppress(UnparseableCommand):
-                statements.extend(parse_command(piped, _depth + 1, context))
+                statements.extend(parse_command(guessed, _depth + 1, context))
     return tuple(statements)
 
 
@@ -137,11 +137,12 @@ class _Reader:
         self.assigned: list[Word] = []
         self.keywords: set[str] = set()
         self.stdin_shells: set[int] = set()  # segments where a shell reads its stdin
+        self.guessed: list[str] = []  # text that may be command lines (read tolerantly)
         self.segment = 0
         segments = self._segments(tokens)
         for self.segment, segment in enumerate(segments):
             self._segment(segment)
-        self.piped = _piped_text(segments[: min(self.stdin_shells, default=0)])
+        self.guessed += _piped_text(segments[: min(self.stdin_shells, default=0)])
 
     def statement(self) -> Statement:
         return Statement(
@@ -247,6 +248,7 @@ class _Reader:
         operands = tuple(w for _, w in seg.words[p + 1 : end])
         lines, bodies = carried(name, [w.text for w in operands])
         self.nested.extend(lines)
+        self.guessed.extend(shell_strings(name, [w.text for w in operands]))
         for start, finish in bodies:
             body = _Chain((), (*chain.wrappers, name), chain.guessed)
             self._simple(seg, p + 1 + start, p + 1 + finish, body, seen)

@@ -268,3 +268,28 @@ def _git_programs(words: Sequence[str]) -> list[str]:
         elif _GIT_PROGRAMS.match(key):
             lines.append(value)
     return lines
+
+
+INTERPRETERS = names(
+    "python python2 python3 perl ruby node nodejs php lua luajit awk gawk mawk nawk busybox-awk "
+    "Rscript tclsh"
+)
+# A string handed to the shell from inside a program: os.system('...'), system("..."),
+# subprocess.run("...", shell=True), `...` and qx{...} in Perl, Ruby and PHP.
+_SHELL_CALL = re.compile(
+    r"(?:system|popen|exec\w*|spawn\w*|check_output|check_call|getoutput|getstatusoutput"
+    r"|call|run|Popen|shell_exec|passthru)\s*\(\s*[rbuf]?(['\"])(.*?)(?<!\\)\1",
+    re.S,
+)
+_BACKTICKS = re.compile(r"`([^`]+)`|qx\{([^}]*)\}|qx\(([^)]*)\)")
+
+
+def shell_strings(name: str, words: Sequence[str]) -> list[str]:
+    """Command lines an interpreter's code hands to the shell, as far as they can be seen
+    (a guess: the caller reads them tolerantly)."""
+    if name not in INTERPRETERS and not name.startswith(("python", "perl", "ruby", "php")):
+        return []
+    code = "\n".join(words)
+    found = [m.group(2) for m in _SHELL_CALL.finditer(code)]
+    found += [next(g for g in m.groups() if g) for m in _BACKTICKS.finditer(code)]
+    return found
