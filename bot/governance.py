@@ -102,7 +102,7 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
     gateway = ToolGateway(policy, approvals, executor, app.ledger, shell.dry_runs)
     registry: CommandRegistry = app.commands
     GovernanceCommands(
-        registry, gateway, approvals, crusader, workspace, app.ledger, keeper, undo
+        registry, gateway, approvals, crusader, workspace, app.ledger, keeper, undo, shell.dry_runs
     ).register()
     undo.register(registry)
     SoulCommands(registry, keeper, app.tokens, app.ledger).register()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,15 @@ import pytest
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
 from core.features import FeatureFlags
+from core.tools.sandbox import DockerEngine, SandboxLimits, SandboxUnavailable
+from core.tools.sandbox.image import build, exists
+from tests.ci import unavailable
 from tests.fakes.channel import MemoryChannel
 
 # python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
+SANDBOX_IMAGE = SandboxLimits().image
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 PREFIXES = ("TELEGRAM_", "GCHAT_", "LANCELOT_", "FEATURE_", "OPENAI_", "ANTHROPIC_", "GEMINI_")
@@ -75,3 +80,23 @@ async def phone(app: Lancelot) -> MemoryChannel:
     channel = MemoryChannel()
     await app.attach(channel)
     return channel
+
+
+@pytest.fixture(scope="session")
+def docker_image() -> Iterator[str]:
+    """The sandbox image name, once the engine answers and the image exists (built once if
+    missing). Without an engine the test skips on a developer's machine but FAILS in CI."""
+    engine = DockerEngine()
+    try:
+        engine.ping()
+        if not exists(engine, SANDBOX_IMAGE):
+            if shutil.which("debootstrap") is None or os.geteuid() != 0:
+                unavailable(
+                    "no sandbox image and no way to build it (debootstrap, root)",
+                    needs="a Docker engine and the sandbox image",
+                )
+            build(engine, SANDBOX_IMAGE)
+    except SandboxUnavailable as exc:
+        unavailable(str(exc), needs="a Docker engine and the sandbox image")
+    yield SANDBOX_IMAGE
+    engine.close()

@@ -63,7 +63,11 @@ def pending_card(approval: Approval, buttons: tuple[Button, ...]) -> Card:
 
 
 def outcome_card(
-    approval: Approval, now: float, note: str = "", buttons: tuple[Button, ...] = ()
+    approval: Approval,
+    now: float,
+    note: str = "",
+    buttons: tuple[Button, ...] = (),
+    title: str | None = None,
 ) -> Card:
     """The card after a decision: who, when, where, and what happened (Undo, when the
     change can still be taken back)."""
@@ -84,7 +88,7 @@ def outcome_card(
         lines.append(note)
     return Card(
         kind=CardKind.APPROVAL,
-        title=state.value.capitalize(),
+        title=title or state.value.capitalize(),
         body="\n".join(lines),
         buttons=buttons,
         correlation_id=approval.card_id,

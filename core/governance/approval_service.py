@@ -17,7 +17,7 @@ from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
-from core.governance.by_effect import APPLY, DryRuns
+from core.governance.by_effect import APPLY, RERUN, DryRuns
 from core.governance.execution import Executor, RunReport
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
@@ -274,8 +274,22 @@ class ApprovalService:
             and self._undo is not None
         ):
             undo = await self._undo.button(str(action.params.get("dry_run")), approval.card_id)
-            buttons = (undo,) if undo is not None else ()
+            if undo is not None:
+                buttons = (undo,)
+            elif rerun := await self._rerun_button(approval):
+                return outcome_card(approval, self._clock(), note, rerun, title="Not applied")
         return outcome_card(approval, self._clock(), note, buttons)
+
+    async def _rerun_button(self, approval: Approval) -> tuple[Button, ...]:
+        """Dry run again: offered when the approved change was not applied because the
+        workspace changed under its dry run (never applied stale)."""
+        action = approval.action
+        dry_run_id = str(action.params.get("dry_run"))
+        if self._dry_runs is None or not await self._dry_runs.pending(dry_run_id):
+            return ()
+        payload = {"command": action.command, "dry_run": dry_run_id}
+        token = await self._tokens.issue(RERUN, payload, approval.card_id)
+        return (Button("Dry run again", token),)
 
     async def reconcile(self) -> None:
         """After a restart: re-attach delivered cards, expire the stale, finish the approved."""

@@ -18,6 +18,7 @@ from soul import provably_read_only
 
 SHELL = "shell.exec"
 APPLY = "shell.apply"  # apply a kept dry run: params dry_run, effects (digest), summary
+RERUN = "shell.rerun"  # the button that dry-runs a command again (its workspace changed)
 MAX_OUTPUT = 2000
 UNSEEN = (
     "I cannot see what this command would change before it runs (no sandbox to dry-run it "
@@ -39,6 +40,11 @@ class DryRuns(Protocol):
 
     async def discard(self, dry_run_id: str) -> None:
         """Drop a kept dry run (the owner said no, or it lapsed)."""
+        ...
+
+    async def pending(self, dry_run_id: str) -> bool:
+        """Whether a dry run is still kept, unapplied (an apply that found the workspace
+        changed leaves it so)."""
         ...
 
 

@@ -6,10 +6,11 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import PolicyDenied
 from core.events import Card, CardKind
 from core.governance.approval_service import DECIDE, ApprovalService
+from core.governance.by_effect import RERUN, DryRuns
 from core.governance.crusader import CrusaderMode
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.governance.undo import UndoDesk
@@ -35,6 +36,8 @@ def _facts(command: str, workspace: Workspace) -> dict[str, object]:
             facts["overwrites"] = target.exists() and not target.is_dir()
         except PolicyDenied:
             facts["in_workspace"] = False
+        except OSError:  # a name too long to look up: not known, so assumed to overwrite
+            facts["overwrites"] = True
     return facts
 
 
@@ -55,6 +58,7 @@ class GovernanceCommands:
     ledger: ReceiptStore
     soul: Callable[[], Soul]
     undo: UndoDesk | None = None  # Undo buttons for applied changes (with the sandbox)
+    dry_runs: DryRuns | None = None  # kept dry runs, dropped when dry-run again
 
     def register(self) -> None:
         """Add /run, /approvals, /crusader and the approval buttons."""
@@ -64,25 +68,40 @@ class GovernanceCommands:
         self.registry.command("approvals", "what is waiting for your decision", self.pending)
         self.registry.command("crusader", "toggle Crusader mode (auto-approve T1)", self.toggle)
         self.registry.action(DECIDE, self.approvals.on_press)
+        self.registry.action(RERUN, self.rerun)
 
     async def run(self, ctx: CommandContext) -> Card | None:
         """Through the one governed path: refuse, ask (the card is the answer), or run."""
         command = ctx.args.strip()
         if not command:
             return Card(CardKind.REPLY, "Usage", "/run <command>, for example /run ls -la")
+        return await self._shell(command, ctx.event.channel, ctx.receipt_id)
+
+    async def rerun(self, ctx: PressContext) -> Card | None:
+        """Dry run again a command whose approved change met a changed workspace: the new
+        effects get their own card (or apply at once, if the Soul allows them)."""
+        command = str(ctx.payload.get("command") or "")
+        if self.dry_runs is not None:
+            await self.dry_runs.discard(str(ctx.payload.get("dry_run", "")))
+        card = await self._shell(command, ctx.event.channel, ctx.receipt_id)
+        return card or Card(CardKind.NOTICE, "Dry-run again", f"$ {command}\nA new card asks.")
+
+    async def _shell(self, command: str, via: str, receipt_id: str) -> Card | None:
+        """The card for one shell command: refused, ran (what it changed, with Undo), or
+        None when its approval card went out."""
         outcome = await self.gateway.run(
             shell_action(command, self.workspace),
-            via=ctx.event.channel,
-            parent_id=ctx.receipt_id,
-            quest_id=ctx.receipt_id,
+            via=via,
+            parent_id=receipt_id,
+            quest_id=receipt_id,
             wait=False,
         )
         if outcome.kind is OutcomeKind.DENIED:
             return _denied_card(outcome)
         if outcome.kind is OutcomeKind.WAITING:
-            return None  # the approval card itself is the answer
+            return None
         text = outcome.text
-        rolled_back = await self.gateway.finish(ctx.receipt_id)
+        rolled_back = await self.gateway.finish(receipt_id)
         if rolled_back is not None:
             text += "\n\nThe step failed its check, so its changes were undone."
         if outcome.change_id is not None:

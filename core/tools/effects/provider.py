@@ -38,6 +38,11 @@ class SandboxDryRuns:
         """Drop a kept dry run; the workspace is untouched."""
         await self._effects.discard(dry_run_id)
 
+    async def pending(self, dry_run_id: str) -> bool:
+        """Whether the dry run is still kept and unapplied."""
+        run = await self._effects.get(dry_run_id)
+        return run is not None and run.state == "pending"
+
 
 class EffectApplier:
     """Serves `shell.apply`: applies exactly the effect set the action names, by digest."""
@@ -58,7 +63,7 @@ class EffectApplier:
         try:
             change = await self._effects.apply(dry_run_id, digest)
         except EffectsError as exc:
-            raise ToolFailed(str(exc), user_message=exc.user_message) from None
+            raise ToolFailed(exc.user_message, user_message=exc.user_message) from None
         result = run.result if run is not None else ToolResult(0, "")
         return ToolResult(
             result.exit_code,

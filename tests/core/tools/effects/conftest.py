@@ -5,41 +5,15 @@ Without an engine these tests skip on a developer's machine but FAIL in CI (CI=t
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import EffectSettings, ShellEffects
-from core.tools.sandbox import DockerEngine, SandboxLimits, SandboxUnavailable
-from core.tools.sandbox.image import build, exists
+from core.tools.sandbox import DockerEngine, SandboxLimits
 from core.tools.workspace import Workspace
-from tests.ci import unavailable
-
-IMAGE = SandboxLimits().image
-
-
-def _unusable(reason: str) -> None:
-    unavailable(reason, needs="a Docker engine and the sandbox image")
-
-
-@pytest.fixture(scope="session")
-def docker_image() -> Iterator[str]:
-    """The sandbox image name, once the engine answers and the image exists."""
-    engine = DockerEngine()
-    try:
-        engine.ping()
-        if not exists(engine, IMAGE):
-            if shutil.which("debootstrap") is None or os.geteuid() != 0:
-                _unusable("no sandbox image and no way to build it (debootstrap, root)")
-            build(engine, IMAGE)
-    except SandboxUnavailable as exc:
-        _unusable(str(exc))
-    yield IMAGE
-    engine.close()
 
 
 @pytest.fixture

@@ -1,0 +1,204 @@
+"""Shell governance by effect, from the chat, on the real Docker sandbox: what a command would
+change decides; Approve applies exactly that; Deny drops it; Undo takes a change back."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from bot.app import Lancelot, assemble
+from core.config import Settings, load_settings
+from core.events import ButtonPress, Card, CardKind
+from core.receipts.base import ReceiptQuery
+from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say, tap
+from tests.fakes.workspace import put
+
+
+@pytest.fixture
+def settings(tmp_path: Path, docker_image: str) -> Settings:
+    return load_settings(
+        environ={"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_SANDBOX_IMAGE": docker_image}
+    )
+
+
+def ws(app: Lancelot) -> Path:
+    return app.home / "workspace"
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def kinds(app: Lancelot, action_type: str) -> list[str]:
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type=action_type, limit=100))
+    return [r.action_name for r in reversed(page.receipts)]
+
+
+async def test_a_write_applies_at_once_and_undo_takes_it_back(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    put(ws(app) / "notes.md", "keep me")
+    card = await say(app, phone, "/run echo hi > a.txt && echo more >> notes.md")
+    # An append overwrites notes.md: that needs the owner. A plain create does not.
+    assert card.kind is CardKind.APPROVAL
+    assert "overwrites notes.md" in card.body
+    await tap(app, phone, card, "Deny")
+    made = await say(app, phone, "/run echo hi > a.txt")
+    assert made.kind is CardKind.REPLY
+    assert "Changed: it creates 1 file: a.txt." in made.body
+    assert (ws(app) / "a.txt").read_text() == "hi\n"
+    assert [b.label for b in made.buttons] == ["Undo"]
+    undone = await tap(app, phone, made, "Undo")
+    assert undone.title == "Undone"
+    assert not (ws(app) / "a.txt").exists()
+    assert (ws(app) / "notes.md").read_text() == "keep me"
+    assert await kinds(app, "change_undone") == ["shell.apply"]
+
+
+async def test_a_disguised_delete_waits_for_a_card_that_names_the_file(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    target = put(ws(app) / "x" / "precious.txt", "data")
+    card = await say(app, phone, "/run c=rm; $c -rf x")
+    assert card.kind is CardKind.APPROVAL
+    assert card.title == "Approve these changes?"
+    assert "deletes" in card.body
+    assert "x/" in card.body
+    assert "T3" not in card.body + card.title  # tiers go to receipts, not the card
+    assert "shell." not in card.body  # nor capability ids
+    assert target.exists()
+    denied = await tap(app, phone, card, "Deny")
+    assert denied.title == "Denied"
+    assert target.read_text() == "data"
+    assert await kinds(app, "dry_run_discarded") == ["shell.apply"]
+    assert await kinds(app, "tool_run") == []  # nothing was applied
+
+
+async def test_approve_applies_the_dry_run_and_nothing_runs_again(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    put(ws(app) / "log.txt", "old")
+    # $RANDOM differs on every run: applying must not run the command a second time.
+    card = await say(app, phone, "/run echo $RANDOM$RANDOM > log.txt")
+    shown = await app.ledger.page(ReceiptQuery(action_type="dry_run", limit=1))
+    effects = shown.receipts[0].decoded("outputs")["effects"]
+    assert effects["effects"][0]["path"] == "log.txt"
+    after = effects["effects"][0]["after"]["sha256"]
+    done = await tap(app, phone, card, "Approve")
+    assert done.title == "Executed"
+    assert sha(ws(app) / "log.txt") == after
+    assert [b.label for b in done.buttons] == ["Undo"]
+    undone = await tap(app, phone, done, "Undo")
+    assert undone.title == "Undone"
+    assert (ws(app) / "log.txt").read_text() == "old"
+
+
+async def test_a_workspace_changed_under_the_dry_run_is_not_applied(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    target = put(ws(app) / "plan.md", "v1")
+    card = await say(app, phone, "/run rm plan.md")
+    target.write_text("v2, written after the dry run")
+    done = await tap(app, phone, card, "Approve")
+    assert done.title == "Not applied"
+    assert target.read_text() == "v2, written after the dry run"
+    assert "plan.md" in done.body
+    assert "Run the command again" in done.body
+    assert [b.label for b in done.buttons] == ["Dry run again"]
+    again = await tap(app, phone, done, "Dry run again")
+    assert again.title == "Dry-run again"
+    fresh = (await phone.next_card())[1]
+    while fresh.kind is not CardKind.APPROVAL:
+        fresh = (await phone.next_card())[1]
+    assert "deletes 1 file: plan.md" in fresh.body
+    await tap(app, phone, fresh, "Approve")
+    assert not target.exists()
+
+
+async def test_undo_refuses_when_a_later_change_touched_the_same_file(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    first = await say(app, phone, "/run echo one > a.txt")
+    (ws(app) / "a.txt").write_text("edited since")
+    refused = await tap(app, phone, first, "Undo")
+    assert refused.title == "Not undone"
+    assert "a.txt" in refused.body
+    assert (ws(app) / "a.txt").read_text() == "edited since"
+    assert await kinds(app, "undo_refused") == ["shell.apply"]
+
+
+async def test_undo_lists_recent_changes_with_buttons(app: Lancelot, phone: MemoryChannel) -> None:
+    assert (await say(app, phone, "/undo")).title == "Nothing to undo"
+    await say(app, phone, "/run mkdir docs")
+    await say(app, phone, "/run touch docs/readme")
+    listing = await say(app, phone, "/undo")
+    assert listing.title == "Recent changes"
+    assert "touch docs/readme" in listing.body.splitlines()[0]  # newest first
+    assert [b.label for b in listing.buttons] == ["Undo 1", "Undo 2"]
+    await tap(app, phone, listing, "Undo 1")
+    assert not (ws(app) / "docs" / "readme").exists()
+    assert (ws(app) / "docs").is_dir()
+
+
+async def test_a_failed_command_and_a_move(app: Lancelot, phone: MemoryChannel) -> None:
+    failed = await say(app, phone, "/run touch half && false")
+    assert "none of its changes were applied" in failed.body
+    assert not (ws(app) / "half").exists()
+    put(ws(app) / "junk.txt", "x")
+    moved = await say(app, phone, "/run mkdir trash && mv junk.txt trash/")
+    assert moved.kind is CardKind.REPLY  # nothing is lost by a move: no card
+    assert (ws(app) / "trash" / "junk.txt").read_text() == "x"
+
+
+async def test_a_restart_between_dry_run_and_approve(settings: Settings) -> None:
+    async with assemble(settings, web=False) as first:
+        phone = MemoryChannel()
+        await first.attach(phone)
+        put(ws(first) / "old.log", "x")
+        card: Card = await say(first, phone, "/run rm old.log")
+        assert card.kind is CardKind.APPROVAL
+        ref = phone.delivered[-1][0]
+    async with assemble(settings, web=False) as second:
+        phone2 = MemoryChannel()
+        await second.attach(phone2)
+        token = next(b.action_token for b in card.buttons if b.label == "Approve")
+        # The old message's button, tapped after the restart.
+        await second.bus.publish(ButtonPress("memory", "owner", "owner-chat", ref, token))
+        await second.bus.drained()
+        assert phone2.edits[-1][1].title == "Executed"
+        assert not (ws(second) / "old.log").exists()
+        assert await kinds(second, "tool_run") == ["shell.apply"]
+
+
+@pytest.fixture
+def no_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+
+
+async def test_without_a_sandbox_only_provably_read_only_commands_run_at_once(
+    no_engine: None, tmp_path: Path
+) -> None:
+    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
+    async with assemble(settings, web=False) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        (ws(app) / "a.txt").write_text("hello")
+        read = await say(app, phone, "/run cat a.txt")
+        assert "hello" in read.body  # SafeREPL, at once
+        card = await say(app, phone, "/run touch b.txt")  # harmless, but cannot be seen first
+        assert card.kind is CardKind.APPROVAL
+        assert "cannot see what this command would change" not in card.title
+        assert not (ws(app) / "b.txt").exists()
+
+
+async def test_a_name_too_long_for_the_file_system_is_answered_not_crashed(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    put(ws(app) / "a.txt", "x")
+    card = await say(app, phone, f"/run mv a.txt {'n' * 300}")
+    assert "File name too long" in card.body or "too long" in card.body
+    assert (ws(app) / "a.txt").exists()
