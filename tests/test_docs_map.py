@@ -20,6 +20,8 @@ HOME_PATHS = {
     "skills/",
     "skill-proposals/",
     "snapshots/",
+    "dryruns/",
+    "undo/",
     "models/",
     "logs/",
 }

@@ -3,6 +3,7 @@ change decides; Approve applies exactly that; Deny drops it; Undo takes a change
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 
@@ -202,3 +203,25 @@ async def test_a_name_too_long_for_the_file_system_is_answered_not_crashed(
     card = await say(app, phone, f"/run mv a.txt {'n' * 300}")
     assert "File name too long" in card.body or "too long" in card.body
     assert (ws(app) / "a.txt").exists()
+
+
+async def test_undo_is_offered_only_within_the_window_the_settings_give(
+    tmp_path: Path, docker_image: str
+) -> None:
+    settings = load_settings(
+        environ={
+            "LANCELOT_HOME": str(tmp_path / "home"),
+            "LANCELOT_SANDBOX_IMAGE": docker_image,
+            "LANCELOT_SANDBOX_UNDO_HOURS": "0.0003",  # about a second
+        }
+    )
+    async with assemble(settings, web=False) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        made = await say(app, phone, "/run echo hi > a.txt")
+        assert [b.label for b in made.buttons] == ["Undo"]
+        await asyncio.sleep(1.3)
+        late = await tap(app, phone, made, "Undo")  # the button lapsed with the window
+        assert late is None or late.title == "Not undone"
+        assert (ws(app) / "a.txt").exists()
+        assert (await say(app, phone, "/undo")).title == "Nothing to undo"
