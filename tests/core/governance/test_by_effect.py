@@ -224,4 +224,7 @@ async def test_undo_is_offered_only_within_the_window_the_settings_give(
         late = await tap(app, phone, made, "Undo")  # the button lapsed with the window
         assert late is None or late.title == "Not undone"
         assert (ws(app) / "a.txt").exists()
+        await app.drain()
+        while phone.pending():  # the notice that the button lapsed
+            await phone.next_card()
         assert (await say(app, phone, "/undo")).title == "Nothing to undo"
