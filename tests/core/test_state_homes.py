@@ -27,6 +27,7 @@ from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 from tests.fakes.scheduled_app import scheduled_app, write_jobs
+from tests.fakes.workspace import put
 
 STATE_DB = (
     tokens.SCHEMA,
@@ -123,6 +124,7 @@ async def test_a_home_from_before_versions_is_stamped_and_keeps_its_data(tmp_pat
     clock = CalendarClock(time.time())
     jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
     async with scheduled_app(home, clock, jobs, channels=(phone,)) as app:
+        put(app.home / "workspace" / "old" / "f.txt")
         await say(app, phone, "/run rm -rf /workspace/old")  # an approval left pending
         await say(app, phone, "/crusader on")
         receipts = await app.ledger.count()

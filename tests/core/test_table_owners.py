@@ -34,6 +34,9 @@ OWNERS = {
     "scheduler_marks": "core/scheduler/store.py",
     "receipts": "core/receipts/",  # ledger.db: the ledger's writer, reader, queries, schema
     "receipts_fts": "core/receipts/",  # ledger-search.db, derived from the ledger
+    "dry_runs": "core/tools/effects/journal.py",  # effects.db: kept dry runs
+    "changes": "core/tools/effects/journal.py",  # applied changes, for Undo
+    "change_objects": "core/tools/effects/journal.py",  # the backups each change holds
 }
 
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP)\b")

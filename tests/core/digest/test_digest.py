@@ -20,6 +20,7 @@ from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
 from tests.fakes.scheduled_app import scheduled_app, scheduler, write_jobs
+from tests.fakes.workspace import put
 
 JOBS = """
   daily_digest:
@@ -73,6 +74,7 @@ async def test_digest_after_a_scripted_day(tmp_path: Path) -> None:
     phone = MemoryChannel()
     jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
     async with scheduled_app(tmp_path / "home", clock, jobs, channels=(phone,), web=True) as app:
+        put(app.home / "workspace" / "old" / "f.txt")
         await say(app, phone, "/run rm -rf /workspace/old")  # stays pending
         for receipt in _day_of_activity(clock.time()):
             app.ledger.append(receipt)
