@@ -1,0 +1,157 @@
+"""memory.db: one connection, WAL, its schema version checked at open; a corrupt or newer file
+is refused in one line naming it and is never rewritten."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiosqlite
+
+from core.errors import StorageError
+from core.memory.schema import SCHEMA
+from core.state import migrate_file
+
+Row = tuple[Any, ...]
+Params = Sequence[Any]
+
+
+class MemoryStore:
+    """The memory database. Statements are serialised by one lock, so a read never sees half
+    of a transaction; every write is a transaction of its own (`transaction`)."""
+
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+        # NORMAL in WAL: a commit survives a crash of Lancelot; a power cut may lose the last
+        # few commits, never corrupt the file. FULL also survives a power cut.
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be NORMAL or FULL")
+        self.path = path
+        self._synchronous = synchronous
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Open (creating or upgrading) memory.db; StorageError in one line naming the file."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = await aiosqlite.connect(self.path, isolation_level=None)
+            await self._check_integrity()
+            await self._db.execute("PRAGMA journal_mode=WAL")
+            await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+            await self._db.execute("PRAGMA busy_timeout=5000")
+            await migrate_file(self._db, SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            await self.close()
+            raise StorageError(f"{self.path}: cannot open the memory database: {exc}") from None
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _check_integrity(self) -> None:
+        """Read every page before anything is written: a damaged file stays as it was."""
+        async with self.db.execute("PRAGMA quick_check") as cur:
+            row = await cur.fetchone()
+        if not row or row[0] != "ok":
+            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            await db.close()
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The open connection; StorageError when closed."""
+        if self._db is None:
+            raise StorageError(f"{self.path}: the memory database is not open")
+        return self._db
+
+    async def read(self, sql: str, params: Params = ()) -> list[Row]:
+        """Every row of one query."""
+        async with self._lock:
+            try:
+                return [tuple(r) for r in await self.db.execute_fetchall(sql, params)]
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from None
+
+    async def read_one(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row of one query, or None."""
+        rows = await self.read(sql, params)
+        return rows[0] if rows else None
+
+    async def write(self, sql: str, params: Params = ()) -> int:
+        """One statement as a transaction of its own; how many rows it changed."""
+        async with self._lock:
+            try:
+                async with self.db.execute(sql, params) as cur:
+                    return cur.rowcount
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from None
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Writer]:
+        """One atomic write: everything done through the Writer commits together or not at all
+        (an exception, cancellation included, rolls it all back)."""
+        async with self._lock:
+            db = self.db
+            try:
+                await db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield Writer(db)
+                    await db.execute("COMMIT")
+                except BaseException:
+                    with suppress(sqlite3.Error):
+                        await db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from None
+
+    def _failed(self, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"{self.path}: memory database error: {exc}")
+
+
+class Writer:
+    """Statements inside one open transaction."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; how many rows it changed."""
+        async with self._db.execute(sql, params) as cur:
+            return cur.rowcount
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        """Run one INSERT; the row id it made."""
+        async with self._db.execute(sql, params) as cur:
+            if cur.lastrowid is None:
+                raise sqlite3.DatabaseError("the insert made no row")
+            return cur.lastrowid
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        """Run one statement for each of `rows`."""
+        await self._db.executemany(sql, rows)
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        """Rows of a query, seeing this transaction's own writes."""
+        return [tuple(r) for r in await self._db.execute_fetchall(sql, params)]
+
+    async def fetch_one(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row of a query, or None."""
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None

@@ -1,0 +1,107 @@
+"""Episodic memory of conversations: each chat's turns, numbered conversations (/new starts the
+next one), their extractive summaries, and a search over every turn ever recorded."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from core.memory.model import Role, Turn
+from core.memory.search import all_words
+from core.memory.store import MemoryStore, Row
+
+MAX_TURN_CHARS = 16_000  # a longer turn (a tool's whole output) is cut: the context is bounded
+_CUT = " […]"
+_TURN = "SELECT n, chat, conversation, role, text, at, receipt_id FROM memory_turns"
+
+
+def turn_of(row: Row) -> Turn:
+    """A memory_turns row as a Turn."""
+    n, chat, conversation, role, text, at, receipt_id = row
+    return Turn(f"t{n}", chat, conversation, cast(Role, role), text, at, receipt_id)
+
+
+def bounded(text: str) -> str:
+    """A turn's text, cut to MAX_TURN_CHARS."""
+    if len(text) <= MAX_TURN_CHARS:
+        return text
+    return text[: MAX_TURN_CHARS - len(_CUT)] + _CUT
+
+
+class Conversations:
+    """The memory_chats, memory_turns and memory_summaries tables."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self._current: dict[str, int] = {}  # chat -> its conversation number (a cache)
+
+    async def current(self, chat: str, at: float) -> int:
+        """The chat's conversation number (1 for a chat never seen, recorded now)."""
+        if chat in self._current:
+            return self._current[chat]
+        row = await self._store.read_one(
+            "SELECT conversation FROM memory_chats WHERE chat = ?", (chat,)
+        )
+        if row is None:
+            await self._store.write(
+                "INSERT INTO memory_chats (chat, conversation, started_at) VALUES (?, 1, ?)"
+                " ON CONFLICT(chat) DO NOTHING",
+                (chat, at),
+            )
+            return await self.current(chat, at)
+        self._current[chat] = int(row[0])
+        return self._current[chat]
+
+    async def record(
+        self, chat: str, role: Role, text: str, receipt_id: str | None, at: float
+    ) -> None:
+        """Append a turn (already redacted) to the chat's current conversation."""
+        conversation = await self.current(chat, at)
+        await self._store.write(
+            "INSERT INTO memory_turns (chat, conversation, role, text, receipt_id, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (chat, conversation, role, bounded(text), receipt_id, at),
+        )
+
+    async def recent(self, chat: str, limit: int, *, unsummarised: bool = False) -> list[Turn]:
+        """The last `limit` turns of the chat's current conversation, oldest first."""
+        conversation = await self.current(chat, 0.0)
+        only = " AND summarised = 0" if unsummarised else ""
+        rows = await self._store.read(
+            f"{_TURN} WHERE chat = ? AND conversation = ?{only} ORDER BY n DESC LIMIT ?",
+            (chat, conversation, max(0, limit)),
+        )
+        return [turn_of(row) for row in reversed(rows)]
+
+    async def new_conversation(self, chat: str, at: float) -> int:
+        """Start the chat's next conversation; its number. Earlier turns stay searchable."""
+        await self._store.write(
+            "INSERT INTO memory_chats (chat, conversation, started_at) VALUES (?, 2, ?)"
+            " ON CONFLICT(chat) DO UPDATE SET conversation = conversation + 1,"
+            " started_at = excluded.started_at",
+            (chat, at),
+        )
+        self._current.pop(chat, None)
+        return await self.current(chat, at)
+
+    async def summary(self, chat: str) -> tuple[int, str] | None:
+        """(id, text) of the newest summary of the chat's current conversation, if any."""
+        conversation = await self.current(chat, 0.0)
+        row = await self._store.read_one(
+            "SELECT n, text FROM memory_summaries WHERE chat = ? AND conversation = ?"
+            " ORDER BY n DESC LIMIT 1",
+            (chat, conversation),
+        )
+        return (int(row[0]), str(row[1])) if row else None
+
+    async def search(self, query: str, limit: int = 10) -> list[Turn]:
+        """Turns of any conversation holding every word of `query`, best match first."""
+        expression = all_words(query)
+        if expression is None:
+            return []
+        rows = await self._store.read(
+            "SELECT t.n, t.chat, t.conversation, t.role, t.text, t.at, t.receipt_id"
+            " FROM memory_turns_fts JOIN memory_turns AS t ON t.n = memory_turns_fts.rowid"
+            " WHERE memory_turns_fts MATCH ? ORDER BY memory_turns_fts.rank LIMIT ?",
+            (expression, max(0, limit)),
+        )
+        return [turn_of(row) for row in rows]

@@ -1,0 +1,97 @@
+"""memory.db at start: made with WAL and a schema version, kept across restarts, and refused in
+one line naming the file (never rewritten) when it is damaged or from a newer Lancelot."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.errors import StorageError
+from core.memory import Memory, MemoryStore, Provenance
+from core.memory.schema import SCHEMA
+from core.receipts.ledger import SqliteLedger
+from tests.core.memory.conftest import Home
+from tests.fakes.calendar import CalendarClock
+
+
+async def test_a_new_home_gets_wal_and_the_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "memory.db"
+    async with MemoryStore(path):
+        pass
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA.version,)
+
+
+async def test_what_was_remembered_and_said_survives_a_restart(
+    home: Home, ledger: SqliteLedger, clock: CalendarClock
+) -> None:
+    done = await home.memory.remember("my server is called atlas", provenance=Provenance.OWNER)
+    await home.memory.record_turn("c1", "owner", "hello there")
+    await home.memory.set_task("c1", "tidy the notes", approval_id="a1")
+    await home.memory.store.close()
+
+    async with MemoryStore(home.path) as store:
+        again = Memory(store, ledger, clock=clock)
+        found = await again.recall("what is my server called?")
+        assert [item.text for item in found] == ["my server is called atlas"]
+        assert found[0].id == getattr(done, "item_id", None)
+        assert [t.text for t in await again.conversation("c1")] == ["hello there"]
+        task = await again.task_waiting_on("a1")
+        assert task is not None
+        assert task.request == "tidy the notes"
+
+
+async def test_a_corrupt_file_is_refused_in_one_line_and_kept(
+    tmp_path: Path, ledger: SqliteLedger
+) -> None:
+    path = tmp_path / "memory.db"
+    async with MemoryStore(path) as store:
+        for i in range(200):
+            await Memory(store, ledger).record_turn("c1", "owner", f"keep me {i} " * 20)
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the header's tail and the first page: garbage
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+
+    with pytest.raises(StorageError) as caught:
+        async with MemoryStore(path):
+            pass
+    message = str(caught.value)
+    assert str(path) in message
+    assert "\n" not in message
+    assert path.read_bytes() == before  # nothing wiped, nothing rewritten
+
+
+async def test_a_file_that_is_not_a_database_is_refused_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"these are my notes, not a database" * 200)
+    before = path.read_bytes()
+    with pytest.raises(StorageError, match=r"memory\.db"):
+        async with MemoryStore(path):
+            pass
+    assert path.read_bytes() == before
+
+
+async def test_a_newer_schema_is_refused_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    async with MemoryStore(path):
+        pass
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA.version + 1}")
+    db.close()
+    with pytest.raises(StorageError) as caught:
+        async with MemoryStore(path):
+            pass
+    assert "newer than this Lancelot" in str(caught.value)
+    assert str(path) in str(caught.value)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA.version + 1,)
+
+
+async def test_a_closed_store_says_so(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    with pytest.raises(StorageError, match="not open"):
+        await store.read("SELECT 1")
