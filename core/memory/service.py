@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 from core.clock import SystemWallClock, WallClock
 from core.memory.blocks import Block
 from core.memory.commits import Commits
-from core.memory.context import Material, compile_context
+from core.memory.context import compile_context
 from core.memory.edits import Edit, EditParts
 from core.memory.experiences import Experiences
+from core.memory.export import ReviewRow, export_jsonl, review_row
 from core.memory.items import Items
+from core.memory.maintenance import Chores, cleanup
+from core.memory.material import Sources, gather
 from core.memory.model import (
+    CleanupReport,
     Commit,
     Committed,
     CompiledContext,
+    Counts,
     Experience,
     Item,
     Provenance,
@@ -36,10 +42,6 @@ from core.memory.working import Tasks
 from core.receipts.base import ReceiptStore
 from core.receipts.redaction import Redactor
 from core.security.sanitizer import Sanitizer
-
-RECENT_TURNS = 200  # the most the context reads back; the budget decides how many go in
-FACT_CANDIDATES = 20
-SIMILAR_TASKS = 3
 
 
 class Memory:
@@ -68,6 +70,7 @@ class Memory:
         self.tasks = Tasks(store)
         self.experiences = Experiences(store)
         self._screening = Screening(self._redactor, sanitizer or Sanitizer(), max_item_chars)
+        self._sources = Sources(self.turns, self.items, self.tasks, self.experiences)
         self._parts = EditParts(
             store, self.items, self.commits, self.quarantine, self._screening, self._clock.time
         )
@@ -242,31 +245,41 @@ class Memory:
         """What memory puts before the model for `request` in `chat` (context.py says how);
         the facts and experiences that went in count as used now."""
         now = self._clock.time()
-        material = await self._material(chat, request, now)
+        material = await gather(self._sources, chat, request, now)
         compiled = compile_context(material, budget_tokens)
         taken = set(compiled.item_ids)
         await self.items.touch((f.id for f in material.facts if f.id in taken), now)
         await self.experiences.touch((x.id for x in material.experiences if x.id in taken), now)
         return compiled
 
-    async def _material(self, chat: str, request: str, now: float) -> Material:
-        conversation = await self.turns.current(chat, now)
-        turns = await self.turns.recent(chat, RECENT_TURNS, unsummarised=True)
-        if turns and turns[-1].role == "owner" and turns[-1].text == request:
-            turns = turns[:-1]  # the request itself goes to the model as the new message
-        facts = [item for item, _ in await self.items.episodic(chat, conversation)]
-        experiences: list[Experience] = []
-        if (expression := match_expression(request)) is not None:
-            found = await self.items.search(expression, FACT_CANDIDATES, now)
-            facts += [item for item, _ in found]
-            similar = await self.experiences.similar(expression, SIMILAR_TASKS, now)
-            experiences = [x for x, _ in similar]
-        summary = await self.turns.summary(chat)
-        return Material(
-            blocks=await self.items.blocks(),
-            task=await self.tasks.get(chat),
-            summary=(f"s{summary[0]}", summary[1]) if summary else None,
+    # Maintenance and the owner's view
+
+    async def cleanup(self, now: float) -> CleanupReport:
+        """The daily pass (maintenance.py): expire tasks, summarise, promote; with a receipt."""
+        return await cleanup(Chores(self.store, self.tasks, self.receipts, self.begin), now)
+
+    async def export_jsonl(self, path: Path) -> int:
+        """Write the whole memory to `path` as JSON lines (owner-only file); how many lines."""
+        return await export_jsonl(self.store.path, path)
+
+    async def review(self, limit: int = 20) -> list[ReviewRow]:
+        """The newest commits as rows for the terminal."""
+        return [review_row(commit) for commit in await self.commits.recent(limit)]
+
+    async def counts(self) -> Counts:
+        """How much each tier holds, what waits in quarantine, how many commits."""
+        tiers = await self.items.count()
+        row = await self.store.read_one(
+            "SELECT (SELECT COUNT(*) FROM memory_turns), (SELECT COUNT(*) FROM memory_commits)"
+        )
+        turns, commits = row if row else (0, 0)
+        return Counts(
+            core=tiers[Tier.CORE],
+            working=await self.tasks.count(),
             turns=turns,
-            facts=facts,
-            experiences=experiences,
+            episodic=tiers[Tier.EPISODIC],
+            archival=tiers[Tier.ARCHIVAL],
+            experiences=await self.experiences.count(),
+            quarantined=await self.quarantine.count(),
+            commits=commits,
         )
