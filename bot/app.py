@@ -15,6 +15,7 @@ from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import load_secret, prepare_home
 from bot.kernel import Kernel
+from bot.ledger import build_ledger
 from bot.llm import wire_models
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
@@ -161,13 +162,7 @@ async def _start_kernel(
     tasks = Supervisor()
     stack.push_async_callback(tasks.aclose)  # last out: after every service has stopped
     ledger = await stack.enter_async_context(
-        SqliteLedger(
-            home / "ledger.db",
-            redactor=redactor_for(settings),
-            batch_size=settings.ledger.batch_size,
-            flush_interval=settings.ledger.flush_interval_ms / 1000,
-            tasks=tasks,
-        )
+        build_ledger(settings, home, redactor_for(settings), tasks)
     )
     state = await open_state_db(home / "state.db")
     stack.push_async_callback(state.close)

@@ -153,10 +153,12 @@ class LimitSettings(Section):
 
 
 class LedgerSettings(Section):
-    """Receipt ledger write batching."""
+    """Receipt ledger write batching, and how often its head is signed (a checkpoint)."""
 
     batch_size: int = Field(default=512, ge=1)
     flush_interval_ms: float = Field(default=50.0, gt=0)
+    checkpoint_every_receipts: int = Field(default=1000, ge=1)
+    checkpoint_every_minutes: float = Field(default=5.0, gt=0)
 
 
 class SchedulerSettings(Section):

@@ -28,13 +28,40 @@ class ReceiptPage:
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A signed statement that the ledger held `seq` receipts, the last hashing to `head`."""
+
+    seq: int
+    head: str
+    time: str  # UTC, ISO 8601
+    signature: str  # ed25519 over checkpoint_message(), hex
+
+    @property
+    def fingerprint(self) -> str:
+        """What the owner can copy from a chat: the sequence and the head's first 16 hex."""
+        return fingerprint(self.seq, self.head)
+
+
+def fingerprint(seq: int, head: str) -> str:
+    """`<seq>:<first 16 hex of the hash>`: short enough to read, long enough to bind."""
+    return f"{seq}:{head[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
-    """The outcome of walking the hash chain."""
+    """The outcome of walking the hash chain and checking it against the checkpoints.
+
+    `last_checkpoint` is the newest checkpoint the ledger matched; `checkpoints` how many
+    were checked; `head` the fingerprint of the ledger's last receipt."""
 
     ok: bool
     checked: int
     first_bad_seq: int | None = None
     reason: str | None = None
+    file: str | None = None
+    checkpoints: int = 0
+    last_checkpoint: Checkpoint | None = None
+    head: str | None = None
 
 
 class ReceiptStore(Protocol):
@@ -65,4 +92,7 @@ class ReceiptStore(Protocol):
         """Distinct action types, for filter menus."""
 
     async def verify(self) -> VerifyReport:
-        """Walk the chain and report the first receipt that does not verify."""
+        """Walk the chain, check it against every checkpoint, and report the first problem."""
+
+    async def checkpoint(self) -> Checkpoint | None:
+        """Commit what is queued and sign a checkpoint at the head (None: not signing)."""

@@ -12,13 +12,15 @@ from types import TracebackType
 from typing import Self
 
 from core.errors import StorageError
-from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
-from core.receipts.chain import ID, SEQ, Row
+from core.receipts.base import Checkpoint, ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.chain import HASH, ID, SEQ, Row
+from core.receipts.checkpoints import Checkpointer
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
 from core.receipts.redaction import Redactor
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
+from core.receipts.verify import Fingerprint, verify_ledger
 from core.receipts.writer import ChainWriter
 from core.runtime.backoff import Backoff, BackoffConfig
 from core.runtime.tasks import Supervisor
@@ -36,7 +38,8 @@ class SqliteLedger:
     `append` queues a receipt; a writer task commits queued receipts in batches (one
     transaction each), redacting each and chaining its hash to the one before it.
     `append_durable` and `flush` wait for the commit. Reads go through a connection of
-    their own (LedgerReader), search through a derived index (SearchIndex).
+    their own (LedgerReader), search through a derived index (SearchIndex). With a
+    Checkpointer, the head is signed every so often and at close (checkpoints.py).
     """
 
     def __init__(
@@ -48,8 +51,10 @@ class SqliteLedger:
         batch_size: int = 512,
         flush_interval: float = 0.05,
         tasks: Supervisor | None = None,
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.path = path
+        self._checkpoints = checkpoints
         self._batch_size = batch_size
         self._flush_interval = flush_interval
         self._chain = ChainWriter(path, redactor or Redactor())
@@ -95,13 +100,21 @@ class SqliteLedger:
             raise StorageError(
                 f"{self._search.path}: cannot open the search index: {exc}"
             ) from None
-        head = await self._reader.count()
+        head = await self._reader.head()
+        if self._checkpoints is not None:
+            try:
+                await self._checkpoints.start(head, self._supervisor)
+            except OSError as exc:
+                await self._search.close()
+                await self._reader.close()
+                await self._chain.close()
+                raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
         # private: a writer's error may quote receipt data that was never redacted.
         self._writer = self._supervisor.spawn(
             self._write_forever(), name="ledger-writer", private=True
         )
         self._writer.add_done_callback(self._writer_stopped)
-        self._catch_up = self._supervisor.spawn(self._index_missing(head), name="ledger-reindex")
+        self._catch_up = self._supervisor.spawn(self._index_missing(head[0]), name="ledger-reindex")
 
     async def _index_missing(self, head: int) -> None:
         """Feed the search index what it lacks up to `head` (after a crash, or a deleted index
@@ -127,6 +140,8 @@ class SqliteLedger:
             self._writer.cancel()
             await asyncio.wait([self._writer])  # a writer that died has been reported
             self._writer = None
+            if self._checkpoints is not None:
+                await self._checkpoints.stop()  # the shutdown checkpoint
         if self._catch_up is not None:
             self._catch_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, sqlite3.Error, StorageError):
@@ -238,6 +253,8 @@ class SqliteLedger:
             self._last_error = None
             del self._pending[: len(batch)]
             self._search.submit(added)
+            if added and self._checkpoints is not None:
+                self._checkpoints.note(added[-1][SEQ], added[-1][HASH])
             await self._chain.maybe_checkpoint()
             self._committed += len(batch)
             self._settle_flush_waiters()
@@ -289,9 +306,26 @@ class SqliteLedger:
         """Distinct action types."""
         return await self._reader.action_types()
 
-    async def verify(self) -> VerifyReport:
-        """Walk the chain; report the first receipt altered, removed or reordered."""
-        return await self._reader.verify()
+    async def verify(self, against: Fingerprint | None = None) -> VerifyReport:
+        """Walk the chain and check it against every checkpoint (and `against`); report the
+        first receipt altered, removed or reordered, a rewrite, or a cut tail. Hashing every
+        row is CPU work: it runs in a thread, on a read-only connection of its own."""
+        cp = self._checkpoints
+        log, verifier = (cp.log, cp.verifier) if cp is not None else (None, None)
+        return await asyncio.to_thread(verify_ledger, self.path, log, verifier, against)
+
+    async def checkpoint(self) -> Checkpoint | None:
+        """Commit what is queued and sign a checkpoint at the head (the latest, if it is
+        there already); None without a Checkpointer or before the first receipt."""
+        if self._checkpoints is None:
+            return None
+        await self.flush()
+        return await self._checkpoints.now()
+
+    @property
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint written (or found at open)."""
+        return self._checkpoints.latest if self._checkpoints is not None else None
 
     async def flush_search(self) -> None:
         """Wait until committed receipts are searchable (tests, benchmarks)."""

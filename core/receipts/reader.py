@@ -1,9 +1,8 @@
-"""The read side of the ledger: pages, lookups and chain verification on their own
-connection, so the web page never waits behind a write batch or sees uncommitted rows."""
+"""The read side of the ledger: pages and lookups on a connection of their own, so the web
+page never waits behind a write batch or sees uncommitted rows."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -12,7 +11,7 @@ from typing import cast
 
 import aiosqlite
 
-from core.receipts.base import ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.base import ReceiptPage, ReceiptQuery
 from core.receipts.chain import Row
 from core.receipts.model import GENESIS_HASH, StoredReceipt
 from core.receipts.query import (
@@ -103,6 +102,11 @@ class LedgerReader:
         """How many receipts are committed (the last seq: receipts are never removed)."""
         return int(str(await self.scalar("SELECT max(seq) FROM receipts") or 0))
 
+    async def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last committed receipt; (0, the genesis hash) when empty."""
+        rows = await self.rows("SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1")
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, GENESIS_HASH)
+
     async def action_types(self) -> list[str]:
         """Distinct action types."""
         async with self._conn().execute(ACTION_TYPES_SQL) as cur:
@@ -159,36 +163,3 @@ class LedgerReader:
 
     async def _by_seqs(self, seqs: list[int]) -> list[StoredReceipt]:
         return await self.fetch(by_seqs_sql(COLUMNS), [json.dumps(seqs)]) if seqs else []
-
-    async def verify(self) -> VerifyReport:
-        """Walk the whole chain in order; report the first receipt altered, removed or moved.
-        Hashing every row is CPU work: it runs in a thread, on a connection of its own."""
-        return await asyncio.to_thread(verify_file, self._path)
-
-
-def verify_file(path: Path) -> VerifyReport:
-    """Walk the hash chain of the ledger file at `path` (blocking; read-only connection)."""
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        prev, expected_seq, checked = GENESIS_HASH, 1, 0
-        for raw in db.execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq"):
-            row = StoredReceipt(*raw)
-            checked += 1
-            problem = chain_problem(row, expected_seq, prev)
-            if problem:
-                return VerifyReport(False, checked, row.seq, problem)
-            prev, expected_seq = row.hash, row.seq + 1
-        return VerifyReport(True, checked)
-    finally:
-        db.close()
-
-
-def chain_problem(row: StoredReceipt, expected_seq: int, prev: str) -> str | None:
-    """Why a receipt does not continue the chain, or None."""
-    if row.seq != expected_seq:
-        return f"receipt(s) {expected_seq}..{row.seq - 1} missing before this one"
-    if row.prev_hash != prev:
-        return "does not follow the receipt before it (removed or reordered)"
-    if row.expected_hash() != row.hash:
-        return "content does not match its hash (altered)"
-    return None

@@ -1,0 +1,231 @@
+"""Signed checkpoints of the ledger's head, kept in a file apart from ledger.db.
+
+The hash chain shows an edit in the middle, but not a cut tail or a chain re-hashed after an
+edit: anyone who can write the file can do either and leave a chain that verifies. A
+checkpoint is a signed (seq, head hash, time): a ledger shorter than a checkpoint, or whose
+hash at a checkpoint's seq differs, was cut or rewritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.receipts.base import Checkpoint
+from core.receipts.signing import CheckpointSigner, CheckpointVerifier
+from core.runtime.tasks import Supervisor
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS_FILE = "checkpoints.jsonl"
+TAIL_BYTES = 8192  # enough to hold the last few lines
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFile:
+    """The checkpoints read from the file, and what was wrong with any line."""
+
+    checkpoints: tuple[Checkpoint, ...]
+    problems: tuple[str, ...]
+
+
+def utc_now(clock: Callable[[], float] = time.time) -> str:
+    """The checkpoint time format: UTC to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
+
+
+class CheckpointLog:
+    """An append-only JSONL file, one signed checkpoint a line, synced after each."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, checkpoint: Checkpoint) -> None:
+        """Add a checkpoint and sync it to disk (blocking)."""
+        line = json.dumps(
+            {
+                "seq": checkpoint.seq,
+                "head": checkpoint.head,
+                "time": checkpoint.time,
+                "sig": checkpoint.signature,
+            },
+            separators=(",", ":"),
+        )
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{line}\n".encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def touch(self) -> None:
+        """Create the file (0600) if missing: from then on, its absence means deletion."""
+        os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)
+
+    def read(self, verifier: CheckpointVerifier | None) -> CheckpointFile:
+        """Every checkpoint whose signature verifies; a problem for each line that does not
+        (or for any line at all, without a key to check it). A last line cut short by a
+        crash while writing is skipped: it vouches for nothing."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return CheckpointFile((), ())
+        lines = data.split(b"\n")
+        complete, last = lines[:-1], lines[-1]
+        found: list[Checkpoint] = []
+        problems: list[str] = []
+        for number, line in enumerate(complete, start=1):
+            if not line.strip():
+                continue
+            checkpoint = parse(line)
+            if checkpoint is None:
+                problems.append(f"{self.path.name} line {number}: not a checkpoint")
+            elif verifier is None:
+                problems.append(f"{self.path.name}: no public key to check its signatures")
+                break
+            elif not verifier.valid(checkpoint):
+                problems.append(
+                    f"{self.path.name} line {number}: the signature of checkpoint "
+                    f"{checkpoint.fingerprint} does not verify (forged or altered)"
+                )
+            else:
+                found.append(checkpoint)
+        if last.strip() and parse(last) is not None:
+            problems.append(f"{self.path.name}: its last line has no line end (altered)")
+        return CheckpointFile(tuple(found), tuple(problems))
+
+    def last(self, verifier: CheckpointVerifier) -> Checkpoint | None:
+        """The newest checkpoint with a valid signature (reads the end of the file only)."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(max(0, self.path.stat().st_size - TAIL_BYTES))
+                tail = handle.read()
+        except FileNotFoundError:
+            return None
+        for line in reversed(tail.split(b"\n")[:-1]):
+            checkpoint = parse(line)
+            if checkpoint is not None and verifier.valid(checkpoint):
+                return checkpoint
+        return None
+
+
+def parse(line: bytes) -> Checkpoint | None:
+    """A checkpoint line, or None if it is not one."""
+    try:
+        item = json.loads(line)
+        seq, head, when, sig = item["seq"], item["head"], item["time"], item["sig"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not (type(seq) is int and seq >= 0 and all(isinstance(v, str) for v in (head, when, sig))):
+        return None
+    return Checkpoint(seq, head, when, sig)
+
+
+class Checkpointer:
+    """Decides when to checkpoint and writes checkpoints off the event loop.
+
+    The ledger tells it each committed head (`note`); a checkpoint is written once
+    `every_receipts` receipts have come since the last, by a timer every `every_seconds`
+    if the head moved, on demand (`now`), and when the ledger closes (`stop`).
+    """
+
+    def __init__(
+        self,
+        signer: CheckpointSigner,
+        log_file: CheckpointLog,
+        *,
+        every_receipts: int = 1000,
+        every_seconds: float = 300.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._signer = signer
+        self._log = log_file
+        self._every = every_receipts
+        self._interval = every_seconds
+        self._clock = clock
+        self._head: tuple[int, str] | None = None
+        self._lock = asyncio.Lock()
+        self._pending: asyncio.Task[None] | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._supervisor = Supervisor()
+        self.latest: Checkpoint | None = None
+
+    @property
+    def verifier(self) -> CheckpointVerifier:
+        """The public half of the key, for verification."""
+        return self._signer.verifier
+
+    @property
+    def log(self) -> CheckpointLog:
+        """The file the checkpoints go to."""
+        return self._log
+
+    async def start(self, head: tuple[int, str], tasks: Supervisor) -> None:
+        """Begin at the ledger's committed head: read the last checkpoint, cover a head it
+        does not (a ledger from before checkpoints, or a crash), and start the timer."""
+        self._supervisor = tasks
+        self._head = head
+        await asyncio.to_thread(self._log.touch)
+        self.latest = await asyncio.to_thread(self._log.last, self.verifier)
+        if self.latest is not None and head[0] < self.latest.seq:
+            log.critical(
+                "the receipt ledger ends at #%d, but checkpoint %s vouches for %d receipts:"
+                " it was cut (lancelot receipts verify tells more)",
+                head[0],
+                self.latest.fingerprint,
+                self.latest.seq,
+            )
+        if head[0] > (self.latest.seq if self.latest else 0):
+            await self.now()
+        self._timer = tasks.spawn(self._tick(), name="ledger-checkpoints")
+
+    def note(self, seq: int, head: str) -> None:
+        """The ledger committed up to `seq`; start a checkpoint in the background if due."""
+        self._head = (seq, head)
+        covered = self.latest.seq if self.latest else 0
+        idle = self._pending is None or self._pending.done()
+        if seq - covered >= self._every and idle:
+            self._pending = self._supervisor.spawn(self._background(), name="ledger-checkpoint")
+
+    async def now(self) -> Checkpoint | None:
+        """A checkpoint at the head noted last (the latest one if it is there already)."""
+        async with self._lock:
+            head = self._head
+            if head is None or head[0] == 0:
+                return self.latest
+            if self.latest is not None and self.latest.seq == head[0]:
+                return self.latest
+            checkpoint = self._signer.sign(head[0], head[1], utc_now(self._clock))
+            await asyncio.to_thread(self._log.append, checkpoint)
+            self.latest = checkpoint
+            return checkpoint
+
+    async def stop(self) -> None:
+        """Stop the timer and write the last checkpoint (the ledger has committed all)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        if self._pending is not None:
+            await asyncio.wait([self._pending])  # a write under way finishes
+        self._timer = self._pending = None
+        await self._background()
+
+    async def _background(self) -> None:
+        try:
+            await self.now()
+        except OSError as exc:
+            log.error("ledger checkpoint not written to %s: %s", self._log.path, exc)
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self._background()
