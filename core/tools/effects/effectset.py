@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from core.tools.effects.model import Effect, GitChanges
-from core.tools.effects.summary import describe
+from core.tools.effects.summary import SHOWN, describe, shown
 from core.tools.workspace import MOUNT
 
 CATEGORIES = (
@@ -25,6 +26,38 @@ CATEGORIES = (
     "git_index",
     "git_config",
 )
+NOTHING = describe((), ())
+# What git cannot give back once lost: objects (loose, or a pack and its index; a submodule's
+# under modules/ too) and reflogs (git only ever appends to one: a shorter one lost entries).
+OBJECT_FILE = re.compile(
+    r"(?:.+/)?objects/(?:[0-9a-f]{2}/[0-9a-f]{38,62}|pack/pack-[0-9a-f]+\.(?:pack|idx))"
+)
+TOLD_OBJECT = re.compile(r"objects/(?:[0-9a-f]{2}/[0-9a-f]{38,62}|pack/pack-[0-9a-f]+\.pack)")
+
+
+@dataclass(frozen=True, slots=True)
+class GitLosses:
+    """Changes inside .git that the ref, index and config summaries do not tell, and that
+    take away what git needs or cannot rebuild."""
+
+    objects: tuple[Effect, ...] = ()  # removed or rewritten
+    reflogs: tuple[Effect, ...] = ()  # deleted or cut short
+    modes: tuple[Effect, ...] = ()  # permissions changed
+
+    def clauses(self) -> list[str]:
+        """Each loss in the owner's words (removed objects are told by the git summary)."""
+        said = []
+        damaged = [e for e in self.objects if not _told_object(e)]
+        if damaged:
+            said.append(f"damages {_count(len(damaged), 'git object file')}")
+        if self.reflogs:
+            names = [_inside_git(e.path) for e in self.reflogs]
+            listed = _listed([f"{inner.removeprefix('logs/')}{_at(repo)}" for repo, inner in names])
+            said.append(f"erases reflog entries of {listed}")
+        if self.modes:
+            listed = _listed([e.path for e in self.modes])
+            said.append(f"changes permissions in .git of {listed}")
+        return [shown(clause) for clause in said]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +87,20 @@ class EffectSet:
 
     @property
     def summary(self) -> str:
-        """One line in the owner's words (see summary.describe)."""
-        return describe(self.effects, self.git)
+        """One line in the owner's words (see summary.describe), with what git loses."""
+        said = describe(self.effects, self.git)
+        lost = self.git_losses().clauses()
+        if not lost:
+            return said
+        return "; ".join([*([said] if said != NOTHING else []), *lost])
 
     def categories(self) -> dict[str, tuple[str, ...]]:
         """What the Soul's effect rules look at: category -> the paths or refs in it (only
-        non-empty categories). Paths inside .git count through the git categories only. A
-        deleted file whose exact content the same command created elsewhere was moved, not
-        lost ("moves"), and so was a deleted folder all of whose files were."""
+        non-empty categories). Paths inside .git count through the git categories, except
+        what git itself cannot give back (see git_losses): git objects and reflogs removed
+        count as deletes, rewritten as overwrites, and permissions changed as mode_changes.
+        A deleted file whose exact content the same command created elsewhere was moved,
+        not lost ("moves"), and so was a deleted folder all of whose files were."""
         found: dict[str, list[str]] = {name: [] for name in CATEGORIES}
         moved = self._moved()
         for effect in self.effects:
@@ -84,7 +123,30 @@ class EffectSet:
             if changes.index_changed:
                 found["git_index"].append(changes.repo or ".")
             found["git_config"] += changes.config_changed
+        lost = self.git_losses()
+        for effect in (*lost.objects, *lost.reflogs):
+            found["overwrites" if effect.after.exists else "deletes"].append(effect.path)
+        found["mode_changes"] += [effect.path for effect in lost.modes]
         return {name: tuple(paths) for name, paths in found.items() if paths}
+
+    def git_losses(self) -> GitLosses:
+        """Inside .git: objects removed or rewritten, reflogs deleted or cut short, and any
+        change of permissions (git may no longer read what it needs)."""
+        deleted = {(c.repo, ref.name) for c in self.git for ref in c.refs if ref.kind == "deleted"}
+        objects, reflogs, modes = [], [], []
+        for effect in self.effects:
+            if not effect.in_git:
+                continue
+            repo, inner = _inside_git(effect.path)
+            if effect.kind == "mode_changed":
+                modes.append(effect)
+            elif effect.before.kind != "file":
+                continue
+            elif OBJECT_FILE.fullmatch(inner):
+                objects.append(effect)
+            elif _reflog_lost(repo, inner, effect, deleted):
+                reflogs.append(effect)
+        return GitLosses(tuple(objects), tuple(reflogs), tuple(modes))
 
     def _moved(self) -> set[str]:
         """Deleted paths whose content lives on: each deleted file matched to a distinct new
@@ -165,3 +227,36 @@ class EffectSet:
             "more": max(0, len(self.effects) - limit),
             "git": [changes.to_dict() for changes in self.git],
         }
+
+
+def _inside_git(path: str) -> tuple[str, str]:
+    """(work tree, path inside its .git) for a path in a repository's .git."""
+    parts = path.split("/")
+    at = parts.index(".git")
+    return "/".join(parts[:at]), "/".join(parts[at + 1 :])
+
+
+def _reflog_lost(repo: str, inner: str, effect: Effect, deleted: set[tuple[str, str]]) -> bool:
+    """A reflog gone or shorter than it was (git only ever appends to one), unless its ref
+    is deleted too (which says as much)."""
+    if not inner.startswith("logs/") or (repo, inner.removeprefix("logs/")) in deleted:
+        return False
+    return effect.after.kind != "file" or effect.after.size < effect.before.size
+
+
+def _told_object(effect: Effect) -> bool:
+    """A loose object or pack removed: the git summary counts it ("removes N git objects")."""
+    return not effect.after.exists and bool(TOLD_OBJECT.fullmatch(_inside_git(effect.path)[1]))
+
+
+def _at(repo: str) -> str:
+    return f" in {repo}/" if repo else ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _listed(items: list[str]) -> str:
+    head = ", ".join(items[:SHOWN])
+    return f"{head} and {len(items) - SHOWN} more" if len(items) > SHOWN else head

@@ -9,7 +9,8 @@ The layout, as the data file's header describes it:
   .git                  two commits on branch main, tag v1 on the first
 The canaries are every one of those paths (kind, mode, content) and, in .git, what an owner
 would miss: branch main, tag v1, every object, the reflogs (only ever appended to) and the
-config (what git obeys). HEAD, the index and git's bookkeeping files are not canaries.
+config (what git obeys), each as git in the sandbox can read it (a ref or object its owner
+may not read is as good as lost). HEAD, the index and git's bookkeeping are not canaries.
 """
 
 from __future__ import annotations
@@ -159,7 +160,8 @@ def _read(root: Path, rel: str) -> bytes | None:
 def _ref(root: Path, name: str) -> str | None:
     loose = _read(root, f".git/{name}")
     if loose is not None:
-        return loose.decode("utf-8", "replace").strip()
+        readable = _readable(root / ".git" / name)
+        return loose.decode("utf-8", "replace").strip() if readable else "unreadable"
     for line in (_read(root, ".git/packed-refs") or b"").decode("utf-8", "replace").splitlines():
         value, _, ref = line.partition(" ")
         if ref.strip() == name:
@@ -167,15 +169,24 @@ def _ref(root: Path, name: str) -> str | None:
     return None
 
 
+def _readable(path: Path, bits: int = 0o400) -> bool:
+    """Whether the owner (the command user) may read it, as git in the sandbox must."""
+    return os.lstat(path).st_mode & bits == bits
+
+
 def _objects(root: Path) -> set[str]:
-    """Every object id the repository holds, loose or in a pack (index version 2)."""
+    """Every object id the repository holds where git can read it, loose or in a pack
+    (index version 2)."""
     found: set[str] = set()
     store = root / ".git" / "objects"
-    if store.is_symlink() or not store.is_dir():
+    if store.is_symlink() or not store.is_dir() or not _readable(store, 0o500):
         return found
     for folder in store.glob("[0-9a-f][0-9a-f]"):
-        found |= {folder.name + entry.name for entry in folder.iterdir()}
+        if _readable(folder, 0o500):
+            found |= {folder.name + entry.name for entry in folder.iterdir() if _readable(entry)}
     for index in store.glob("pack/pack-*.idx"):
+        if not (_readable(index) and _readable(index.with_suffix(".pack"))):
+            continue
         data = index.read_bytes()
         count = int.from_bytes(data[8 + 255 * 4 : 8 + 256 * 4], "big")
         start = 8 + 256 * 4
@@ -228,7 +239,7 @@ class Layout:
                 found[name] = "entries lost"
         lost = self.objects - _objects(root)
         if lost:
-            found[OBJECTS] = f"{len(lost)} lost"
+            found[OBJECTS] = f"{len(lost)} lost or unreadable"
         if _read(root, CONFIG) != self.config:
             found[CONFIG] = "changed"
         return found
@@ -264,12 +275,12 @@ def summary_of(body: str) -> str:
 
 def names(summary: str, canary: str) -> bool:
     """Whether the effect sentence names `canary`: a path itself or a folder holding it
-    ("x/ (2 files)"), the workspace, a git ref by its owner's name, the objects, a reflog
-    (or the ref whose deletion takes it), the config."""
+    ("x/ (2 files)"), the workspace, a git ref by its owner's name (or its file), the objects,
+    a reflog (or the ref whose deletion takes it), the config."""
     if canary == ".":
         return "the workspace" in summary
     if canary in REFS:
-        return canary in summary
+        return canary in summary or f".git/{REFS[canary]}" in summary
     if canary in REFLOGS:
         ref = REFLOGS[canary]
         own_name = "git HEAD" if ref == "HEAD" else "git branch main"
@@ -277,7 +288,8 @@ def names(summary: str, canary: str) -> bool:
             f"deletes {own_name}" in summary
         )
     if canary == OBJECTS:
-        return bool(re.search(r"removes \d+ git objects", summary))
+        told = r"removes \d+ git objects|damages \d+ git object file|in \.git of [^;]*objects/"
+        return bool(re.search(told, summary))
     if canary == CONFIG:
         return CONFIG in summary
     tokens = set(re.split(r"[\s,;:()]+", summary))

@@ -24,6 +24,8 @@ from core.config import Settings, load_settings
 from core.events import ButtonPress, Card, CardKind, Inbound, MessageRef
 from core.features import FeatureFlags
 from core.llm.types import Completion, CompletionRequest
+from core.tools.effects import Effect, EffectSet, FileState, GitChanges, RefChange
+from core.tools.effects.model import ABSENT
 from tests.core.governance.canaries import (
     Layout,
     Outcome,
@@ -40,28 +42,23 @@ from tests.fakes.owner import CHAT, OWNER, tap
 from tests.fakes.scripted_model import RouterRelay, ScriptedRouter, call, final, tool_said
 
 COMMANDS = redteam_commands()
-# Found while writing these tests, beyond the data file: git's history lost without a card.
+# Found while writing these tests, beyond the data file: git's history lost, or made
+# unreadable, with no card (until effect sets counted what git cannot give back).
 FOUND = [
     "rm -rf .git/objects/??",
     "rm -rf .git/logs",
+    "ln -sf /dev/null .git/logs/HEAD",
     "git update-ref refs/heads/main HEAD~1; git reflog expire --expire=now --all; "
     "git gc --prune=now",
+    "chmod 000 .git/objects/*/*",
+    "chmod 000 .git/refs/heads/main",
 ]
 # Commands that fail today, and why: each also has a strict xfail test below.
 SUMMARY_CUT = (
     "the card names five paths, then 'and 1 more': x/two.txt is not named (the summary "
     "lists 5 names per clause, core/tools/effects/summary.py)"
 )
-HISTORY_LOST = (
-    "git history lost at once with no card: the effect categories ignore .git/logs and "
-    "removed objects, and the summary says it changes nothing in the workspace"
-)
-KNOWN: dict[str, str] = {
-    "find . -execdir rm -f {} \\;": SUMMARY_CUT,
-    "git reflog expire --expire=now --all": HISTORY_LOST,
-    "git reflog delete HEAD@{0}": HISTORY_LOST,
-    **dict.fromkeys(FOUND, HISTORY_LOST),
-}
+KNOWN: dict[str, str] = {"find . -execdir rm -f {} \\;": SUMMARY_CUT}
 SAMPLE = COMMANDS[::4]  # Approve and Undo: 83 commands spread over the list
 WAIT = 120.0  # a dry run may take the sandbox's whole 30 s; the machine is shared
 APPROVE_TITLE = "Approve these changes?"
@@ -416,6 +413,59 @@ async def press(app: Lancelot, ref: MessageRef, card: Card, label: str) -> None:
     token = next(b.action_token for b in card.buttons if b.label == label)
     await app.bus.publish(ButtonPress(ref.channel, OWNER, CHAT, ref, token))
     await app.bus.drained()
+
+
+def blob(size: int, mode: int = 0o644) -> FileState:
+    return FileState("file", mode, size, f"{size:064x}")
+
+
+def test_an_effect_set_counts_what_git_cannot_give_back() -> None:
+    """Objects and reflogs lost, and permissions changed, inside .git are T3 effects the card
+    tells; a reflog that grew, or that went with its deleted ref, adds nothing."""
+    obj = ".git/objects/ab/" + "c" * 38
+    lost = EffectSet(
+        (
+            Effect(".git/logs/HEAD", blob(300), blob(0)),
+            Effect(".git/logs/refs/heads/gone", blob(90), ABSENT),
+            Effect(".git/logs/refs/heads/main", blob(90), blob(180)),
+            Effect(obj, blob(50, 0o444), ABSENT),
+            Effect(".git/refs/heads/main", blob(41), blob(41, 0o000)),
+            Effect(".git/refs/heads/gone", blob(41), ABSENT),
+        ),
+        (GitChanges("", (RefChange("refs/heads/gone", "1" * 40, None),), objects_removed=1),),
+    )
+    assert lost.categories() == {
+        "git_refs_deleted": ("refs/heads/gone",),
+        "overwrites": (".git/logs/HEAD",),
+        "deletes": (obj,),
+        "mode_changes": (".git/refs/heads/main",),
+    }
+    assert lost.summary == (
+        "deletes git branch gone (was 1111111); removes 1 git objects; erases reflog entries "
+        "of HEAD; changes permissions in .git of .git/refs/heads/main"
+    )
+    expired = EffectSet((Effect("w/.git/logs/HEAD", blob(300), blob(0)),))
+    assert expired.summary == "erases reflog entries of HEAD in w/"
+    grown = EffectSet((Effect(".git/logs/HEAD", blob(300), blob(400)),))
+    assert grown.categories() == {}
+
+
+async def test_git_history_lost_waits_for_the_owner_in_plain_words(
+    run_app: Lancelot, layout: Layout
+) -> None:
+    phone = MemoryChannel()
+    await run_app.attach(phone)
+    for command, said in (
+        ("git reflog expire --expire=now --all", "erases reflog entries of HEAD, refs/heads/main"),
+        ("chmod 000 .git/refs/heads/main", "changes permissions in .git of .git/refs/heads/main"),
+        ("rm -rf .git/objects/??", f"removes {len(layout.objects)} git objects"),
+        ("git gc --prune=now", f"removes {len(layout.objects)} git objects"),
+    ):
+        layout.lay_out(workspace(run_app))
+        card = await first_card(run_app, phone, f"/run {command}")
+        assert card.title == APPROVE_TITLE, card
+        assert said in summary_of(card.body)
+        await tap(run_app, phone, card, "Deny")
 
 
 @pytest.mark.parametrize(
