@@ -1,4 +1,4 @@
-"""The `lancelot` command: run, chat, receipts verify, soul lint, sandbox build."""
+"""The `lancelot` command: run, chat, receipts verify/export, soul lint, sandbox build."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 from bot.app import redactor_for
 from bot.logs import configure_logging
-from core.config import Settings, load_settings
+from bot.receipts_cli import add_receipts_commands, run_receipts
+from core.config import load_settings
 from core.errors import ConfigError, DeliveryFailed, StorageError
 
 EXIT_USAGE = 2
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("chat", help="talk to Lancelot in this terminal")
     receipts = commands.add_parser("receipts", help="receipt ledger tools")
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
-    receipts_cmd.add_parser("verify", help="check the hash chain of every receipt")
+    add_receipts_commands(receipts_cmd)
     soul = commands.add_parser("soul", help="constitution tools")
     soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
     lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
@@ -49,20 +50,6 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-async def _verify(settings: Settings) -> int:
-    from bot.home import prepare_home
-    from core.receipts.ledger import SqliteLedger
-
-    home = prepare_home(settings.home)
-    async with SqliteLedger(home / "ledger.db") as ledger:
-        report = await ledger.verify()
-    if report.ok:
-        print(f"ok: {report.checked} receipts, hash chain intact")
-        return 0
-    print(f"TAMPERED at receipt #{report.first_bad_seq}: {report.reason}")
-    return 1
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -77,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(settings.home, settings.log_level, redactor_for(settings), quiet=quiet)
     try:
         if args.command == "receipts":
-            return asyncio.run(_verify(settings))
+            return run_receipts(settings, args)
         if args.command == "sandbox":
             from bot.sandbox import build_image
 

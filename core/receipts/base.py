@@ -62,6 +62,7 @@ class VerifyReport:
     checkpoints: int = 0
     last_checkpoint: Checkpoint | None = None
     head: str | None = None
+    readable: bool = True  # False: the file could not be read at all (reason says why)
 
 
 class ReceiptStore(Protocol):

@@ -71,7 +71,8 @@ def verify_ledger(
     try:
         _walk_file(path, checkpoints, against, walk)
     except sqlite3.Error as exc:
-        return VerifyReport(False, walk.checked, None, f"cannot read the ledger: {exc}", str(path))
+        reason = f"cannot read the ledger: {exc}"
+        return VerifyReport(False, walk.checked, None, reason, str(path), readable=False)
     if walk.reason is None:
         _check_ends(walk, checkpoints, against)
     if walk.reason is None and evidence is not None and evidence.problems:

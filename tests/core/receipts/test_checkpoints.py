@@ -205,6 +205,7 @@ async def test_a_corrupt_ledger_is_a_failed_report_not_an_exception(tmp_path: Pa
     (tmp_path / "ledger.db").write_bytes(b"\x00garbage" * 4096)
     report = verify_ledger(tmp_path / "ledger.db")
     assert not report.ok
+    assert not report.readable
     assert report.reason is not None
     assert report.reason.startswith("cannot read the ledger")
 
