@@ -1,4 +1,4 @@
-"""The commands every install has: /start, /help, /status and /receipts."""
+"""The commands every install has: /start, /help, /status and /receipts (and /receipts verify)."""
 
 from __future__ import annotations
 
@@ -66,13 +66,16 @@ class BasicCommands:
     started_at: float = 0.0
 
     def register(self) -> None:
-        """Add the commands to the registry (/receipts only when the web page runs)."""
+        """Add the commands to the registry (the /receipts link only when a web page runs;
+        /receipts verify always)."""
         self.started_at = self.started_at or time.time()
         self.registry.command("start", "greeting and what I can do", self.start)
         self.registry.command("help", "the commands that work", self.help)
         self.registry.command("status", "uptime, channels, ledger and health", self.status)
-        if self.viewer is not None:
-            self.registry.command("receipts", "a private link to your receipts", self.receipts)
+        summary = "a private link to your receipts; verify checks the ledger"
+        if self.viewer is None:
+            summary = "verify checks the ledger (no receipt page is served here)"
+        self.registry.command("receipts", summary, self.receipts, usage="[verify]")
 
     def _command_lines(self) -> str:
         return "\n".join(
@@ -111,8 +114,16 @@ class BasicCommands:
         return Card(kind=CardKind.REPLY, title="Status", body=body, fields=fields)
 
     async def receipts(self, ctx: CommandContext) -> Card:
-        """A one-time link to the receipt page, and the latest few receipts."""
-        assert self.viewer is not None
+        """A one-time link to the receipt page, and the latest few receipts; with `verify`,
+        the ledger checked against its checkpoints and a fresh fingerprint."""
+        if ctx.args.strip().lower() == "verify":
+            return await self.verify()
+        if self.viewer is None:
+            return Card(
+                kind=CardKind.REPLY,
+                title="No receipt page here",
+                body="This Lancelot serves no web page. /receipts verify checks the ledger.",
+            )
         token = await self.viewer.issue_link()
         url = f"{self.public_url}/receipts?t={token}"
         await self.ledger.flush()
@@ -127,4 +138,32 @@ class BasicCommands:
             title="Receipts",
             body=body,
             buttons=(Button(label="Open receipts", url=url),),
+        )
+
+    async def verify(self) -> Card:
+        """Verify against every checkpoint, sign one at the head if all holds, and answer with
+        its fingerprint: the chat keeps it, a witness the machine cannot rewrite."""
+        await self.ledger.flush()
+        report = await self.ledger.verify()
+        # Only an intact ledger is signed: a checkpoint vouches for what it covers.
+        checkpoint = await self.ledger.checkpoint() if report.ok else None
+        fingerprint = checkpoint.fingerprint if checkpoint is not None else report.head or "?"
+        matched = report.last_checkpoint
+        fields = (
+            ("Receipts", f"{report.checked:,}"),
+            ("Checkpoints", f"{report.checkpoints:,} matched" if matched else "none"),
+            ("Fingerprint", fingerprint),
+        )
+        if report.ok:
+            body = (
+                "Hash chain intact and every signed checkpoint matches. Keep this message: "
+                f"lancelot receipts verify --against {fingerprint} checks the ledger against it."
+            )
+            return Card(kind=CardKind.RECEIPT, title="Ledger verified", body=body, fields=fields)
+        at = f" at receipt #{report.first_bad_seq}" if report.first_bad_seq is not None else ""
+        return Card(
+            kind=CardKind.ALERT,
+            title="Ledger TAMPERED",
+            body=f"Verification failed{at}: {report.reason}",
+            fields=fields,
         )

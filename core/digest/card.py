@@ -24,7 +24,15 @@ def _ledger_line(data: DigestData) -> str:
         return "not checked"
     if report.ok:
         return f"verified, {report.checked:,} receipts intact"
-    return f"TAMPERED at receipt #{report.first_bad_seq}"
+    at = f" at receipt #{report.first_bad_seq}" if report.first_bad_seq is not None else ""
+    return f"TAMPERED{at}: {report.reason}"
+
+
+def _fingerprint(data: DigestData) -> str:
+    if data.checkpoint is None:
+        verified = data.verify is not None and data.verify.ok
+        return "none (the ledger is not signed)" if verified else "none (it does not verify)"
+    return f"{data.checkpoint.fingerprint} (signed {data.checkpoint.time})"
 
 
 def digest_card(data: DigestData, card_id: str, buttons: tuple[Button, ...]) -> Card:
@@ -41,6 +49,7 @@ def digest_card(data: DigestData, card_id: str, buttons: tuple[Button, ...]) -> 
         ("Jobs", _counts(data.jobs)),
         ("Tokens", f"{data.tokens:,} (${data.cost_usd:.4f})"),
         ("Ledger", _ledger_line(data)),
+        ("Fingerprint", _fingerprint(data)),
     )
     lines: list[str] = []
     if data.misses:

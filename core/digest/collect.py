@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from core.governance.approvals import ApprovalState, ApprovalStore
-from core.receipts.base import ReceiptQuery, ReceiptStore, VerifyReport
+from core.receipts.base import Checkpoint, ReceiptQuery, ReceiptStore, VerifyReport
 from core.receipts.model import StoredReceipt
 from core.scheduler.job import QUIET_NOTE
 from core.scheduler.store import RunRecord
@@ -43,6 +43,7 @@ class DigestData:
     tokens: int = 0
     cost_usd: float = 0.0
     verify: VerifyReport | None = None
+    checkpoint: Checkpoint | None = None  # signed as the digest was made: its fingerprint
 
 
 async def receipts_between(
@@ -111,6 +112,10 @@ async def collect(
         cost = _meta(decision).get("cost_usd")
         data.cost_usd += float(cost) if isinstance(cost, int | float) else 0.0
     data.verify = await ledger.verify()
+    if data.verify.ok:
+        # Signed now, so the fingerprint on the card covers everything up to the digest; the
+        # chat keeps the card, a witness of the ledger that the machine cannot rewrite.
+        data.checkpoint = await ledger.checkpoint()
     return data
 
 
