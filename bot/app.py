@@ -13,7 +13,7 @@ from aiohttp import web
 
 from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
-from bot.home import load_secret, prepare_home
+from bot.home import keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
@@ -142,6 +142,7 @@ async def assemble(
             )
         )
         stack.push_async_callback(_record_shutdown, app.ledger)
+        keep_home_private(app.home)
         yield app
 
 
@@ -189,6 +190,7 @@ async def _start_kernel(
             health=health,
             page_size=settings.web.page_size,
             routes=routes,
+            secure_cookies=settings.public_url.startswith("https://"),
         )
         web_port = await _serve(web_app, settings, stack, optional=web_optional)
     return Kernel(

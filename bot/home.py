@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -10,14 +11,18 @@ from core.config import Settings
 from core.errors import StorageError
 
 SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
+PRIVATE_FILES = ("*.db", "*.db-wal", "*.db-shm", "*.db-journal", "*.key", "*.jsonl")
 
 
 def prepare_home(path: Path) -> Path:
-    """Create the data directory if needed and prove it is writable."""
+    """Create the data directory if needed (0700: receipts, secrets and the owner's files are
+    nobody else's business), make it owner-only, and prove it is writable."""
     home = path.expanduser().resolve()
     probe = home / ".write-test"
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with contextlib.suppress(PermissionError):  # a directory someone else owns
+            os.chmod(home, 0o700)
         probe.write_bytes(b"ok")
         probe.unlink()
     except OSError as exc:
@@ -25,6 +30,16 @@ def prepare_home(path: Path) -> Path:
             f"LANCELOT_HOME {home}: not usable as a data directory: {exc.strerror or exc}"
         ) from None
     return home
+
+
+def keep_home_private(home: Path) -> None:
+    """Owner-only (0600) access to every database, journal, key and checkpoint file at the
+    top of the home: each opener does this for its own file, this catches any other (run
+    once every service has opened its files)."""
+    for pattern in PRIVATE_FILES:
+        for path in home.glob(pattern):
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
 
 
 def load_secret(settings: Settings, home: Path) -> bytes:

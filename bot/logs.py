@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
+from io import TextIOWrapper
 from pathlib import Path
 
 from core.receipts.redaction import Redactor
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file (the first and each after a rollover) is 0600."""
+
+    def _open(self) -> TextIOWrapper:
+        stream = super()._open()
+        os.chmod(self.baseFilename, 0o600)
+        return stream
 
 
 class RedactingFormatter(logging.Formatter):
@@ -34,8 +45,8 @@ def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool
     stderr.setFormatter(formatter)
     root.addHandler(stderr)
     try:
-        (home / "logs").mkdir(parents=True, exist_ok=True)
-        file_handler = logging.handlers.RotatingFileHandler(
+        (home / "logs").mkdir(parents=True, exist_ok=True, mode=0o700)
+        file_handler = PrivateRotatingFileHandler(
             home / "logs" / "lancelot.log", maxBytes=10 << 20, backupCount=3, encoding="utf-8"
         )
     except OSError as exc:

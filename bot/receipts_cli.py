@@ -71,11 +71,10 @@ def verify(settings: Settings, *, as_json: bool = False, against: str | None = N
         fingerprint = Fingerprint.parse(against) if against is not None else None
         path = _ledger_path(settings)
         verifier = load_verifier(path.parent)
-    except (ValueError, StorageError) as exc:
+        log = CheckpointLog(path.parent / CHECKPOINTS_FILE)
+        report = verify_ledger(path, log, verifier, fingerprint)
+    except (ValueError, StorageError) as exc:  # nothing it can check
         return _error(str(exc), as_json)
-    report = verify_ledger(
-        path, CheckpointLog(path.parent / CHECKPOINTS_FILE), verifier, fingerprint
-    )
     if as_json:
         print(json.dumps(_as_json(report, fingerprint), indent=2))
     elif report.ok:

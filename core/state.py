@@ -10,6 +10,7 @@ each owner's version is a row of `schema_versions` (`migrate`), and the file's o
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -48,6 +49,14 @@ LAYOUT = Schema(
 )
 
 
+def keep_private(path: Path) -> None:
+    """Owner-only access (0600) to a database file and the journal files SQLite keeps beside
+    it (it makes those with the database file's mode). Call it right after connecting."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(f"{path}{suffix}", 0o600)
+
+
 async def open_state_db(path: Path) -> aiosqlite.Connection:
     """Open state.db with WAL and full durability, its layout current; raise StorageError
     with the cause (also for a file made by a newer Lancelot)."""
@@ -55,6 +64,7 @@ async def open_state_db(path: Path) -> aiosqlite.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = await aiosqlite.connect(path, isolation_level=None)
+        keep_private(path)
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=FULL")
         await db.execute("PRAGMA busy_timeout=5000")
@@ -139,6 +149,12 @@ async def _upgrade(
     except sqlite3.Error as exc:
         raise StorageError(f"{file}: cannot upgrade the {schema.owner} schema: {exc}") from None
     return schema.version
+
+
+def check_version(file: str, schema: Schema, found: int) -> None:
+    """Raise StorageError (naming the file) when version `found` is newer than `schema`: for
+    readers that open a file without upgrading it."""
+    _check(file, schema, found)
 
 
 def _check(file: str, schema: Schema, found: int) -> int:

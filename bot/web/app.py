@@ -33,12 +33,15 @@ def build_web_app(
     health: HealthMonitor,
     page_size: int = 50,
     routes: Iterable[web.AbstractRouteDef] = (),
+    secure_cookies: bool = False,
 ) -> web.Application:
-    """The web app with /health/live, /health/ready, /receipts and any extra `routes`."""
+    """The web app with /health/live, /health/ready, /, /receipts and any extra `routes`;
+    `secure_cookies` when the public URL is https."""
     app = web.Application(middlewares=[read_only])
     app.on_response_prepare.append(add_security_headers)
     app.router.add_routes(health_routes(health))
-    app.router.add_routes(ReceiptViews(ledger, access, page_size).routes())
+    views = ReceiptViews(ledger, access, page_size, secure_cookies=secure_cookies)
+    app.router.add_routes(views.routes())
     app.router.add_routes(routes)
     return app
 

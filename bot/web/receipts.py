@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
 from typing import Any
 from urllib.parse import quote
@@ -41,6 +42,7 @@ LINK_PREVIEW_AGENTS = (
 _LINK_REFUSED = {
     "used": "This link has already been used.",
     "expired": "This link has expired.",
+    "unknown": "This link is not valid.",
 }
 
 
@@ -97,21 +99,40 @@ def _page_url(query: ReceiptQuery, before_seq: int | None) -> str:
 
 
 class ReceiptViews:
-    """Handlers for GET /receipts and GET /receipts/{receipt_id}."""
+    """Handlers for GET /, /receipts and /receipts/{receipt_id}. `secure_cookies`: the public
+    URL is https, so the session cookie is sent over https only (behind a proxy too)."""
 
-    def __init__(self, ledger: ReceiptStore, access: ViewerAccess, page_size: int = 50) -> None:
+    def __init__(
+        self,
+        ledger: ReceiptStore,
+        access: ViewerAccess,
+        page_size: int = 50,
+        *,
+        secure_cookies: bool = False,
+    ) -> None:
         self._ledger = ledger
         self._access = access
         self._page_size = page_size
+        self._secure = secure_cookies
         self._templates = _templates()
         self._types: tuple[float, list[str]] | None = None
 
     def routes(self) -> list[web.RouteDef]:
         """The viewer's routes (GET, and HEAD through aiohttp's allow_head)."""
         return [
+            web.get("/", self.index_page),
             web.get("/receipts", self.list_page),
             web.get("/receipts/{receipt_id}", self.detail_page),
         ]
+
+    async def index_page(self, request: web.Request) -> web.Response:
+        """What this is and how to get in: a link from the chat."""
+        minutes = max(1, int(self._access.link_ttl) // 60)
+        return self._render(
+            "index.html",
+            signed_in=self._signed_in(request),
+            minutes=minutes,
+        )
 
     async def list_page(self, request: web.Request) -> web.Response:
         """Newest-first receipts with type/status/text filters and keyset paging."""
@@ -119,11 +140,16 @@ class ReceiptViews:
         if token is not None:
             return await self._redeem(request, token)
         if not self._signed_in(request):
-            return self._unauthorized("You are not signed in to the receipt viewer.")
+            refused = _LINK_REFUSED.get(request.query.get("link", ""))
+            return self._unauthorized(refused or "You are not signed in to the receipt viewer.")
         query = self._query(request.query)
         if query is None:
             return self._message(400, "Bad request", "That page address is not valid.")
-        page = await self._ledger.page(query)
+        try:
+            page = await self._ledger.page(query)
+        except sqlite3.OperationalError as exc:  # a search the index cannot read
+            log.warning("receipt search refused: %s", exc)
+            return self._message(400, "Search not understood", "Try other words.")
         types = await self._action_types()
         if query.action_type and query.action_type not in types:
             types.append(query.action_type)
@@ -172,14 +198,21 @@ class ReceiptViews:
             session = await self._access.redeem(token)
         except InvalidToken as exc:
             log.info("receipt viewer link refused: %s", exc.reason)
-            return self._unauthorized(_LINK_REFUSED.get(exc.reason, "This link is not valid."))
+            if self._signed_in(request):
+                raise web.HTTPSeeOther("/receipts") from None
+            # A browser signed in earlier may not have sent its SameSite=Strict cookie on a
+            # navigation from the chat app: look again on a navigation this origin starts.
+            return self._unauthorized(
+                _LINK_REFUSED.get(exc.reason, _LINK_REFUSED["unknown"]),
+                refresh=f"/receipts?link={exc.reason}",
+            )
         response = self._render("redeemed.html")
         response.set_cookie(
             SESSION_COOKIE,
             session,
             max_age=int(self._access.session_ttl),
             path="/",
-            secure=_is_https(request),
+            secure=self._secure or _is_https(request),
             httponly=True,
             samesite="Strict",
         )
@@ -208,11 +241,20 @@ class ReceiptViews:
             limit=self._page_size,
         )
 
-    def _unauthorized(self, message: str) -> web.Response:
-        return self._message(401, "Sign-in needed", message, hint=ASK_AGAIN)
+    def _unauthorized(self, message: str, refresh: str = "") -> web.Response:
+        return self._message(401, "Sign-in needed", message, hint=ASK_AGAIN, refresh=refresh)
 
-    def _message(self, status: int, title: str, message: str, hint: str = "") -> web.Response:
-        return self._render("message.html", status=status, title=title, message=message, hint=hint)
+    def _message(
+        self, status: int, title: str, message: str, hint: str = "", refresh: str = ""
+    ) -> web.Response:
+        return self._render(
+            "message.html",
+            status=status,
+            title=title,
+            message=message,
+            hint=hint,
+            refresh=refresh,
+        )
 
     def _render(self, name: str, status: int = 200, **context: Any) -> web.Response:
         html = self._templates.get_template(name).render(**context)

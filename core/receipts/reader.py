@@ -13,6 +13,7 @@ import aiosqlite
 
 from core.receipts.base import ReceiptPage, ReceiptQuery
 from core.receipts.chain import Row
+from core.receipts.fts import fts_expression
 from core.receipts.model import GENESIS_HASH, StoredReceipt
 from core.receipts.query import (
     by_ids_sql,
@@ -23,7 +24,7 @@ from core.receipts.query import (
     passing_sql,
 )
 from core.receipts.schema import COLUMNS
-from core.receipts.search import SearchIndex, fts_expression
+from core.receipts.search import SearchIndex
 
 # A plain search reads one hit more than its page. A filtered one reads hits in chunks that
 # grow (500, 2,000, 8,000, ...), so it needs few trips, and a rare filter stops after

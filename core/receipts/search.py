@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,26 +15,9 @@ from core.errors import StorageError
 from core.receipts.chain import Row
 from core.receipts.schema import SEARCH, SEARCH_TEXT_LIMIT
 from core.runtime.tasks import Supervisor
-from core.state import migrate_file
+from core.state import keep_private, migrate_file
 
 log = logging.getLogger(__name__)
-
-_WORD = re.compile(r"(\w+)(\*?)", re.UNICODE)
-MAX_TERMS = 8
-MIN_PREFIX = 3  # shorter prefixes merge too many terms to answer quickly
-
-
-def fts_expression(text: str) -> str | None:
-    """Free text as a safe FTS5 query: each word quoted and required. A word the owner ends
-    with `*` matches as a prefix (from MIN_PREFIX characters; shorter ones match whole).
-
-    Whole words stream from the index newest first; a prefix has its matches merged first,
-    which is why it is asked for rather than implied."""
-    terms = []
-    for word, star in _WORD.findall(text)[:MAX_TERMS]:
-        prefix = star and len(word) >= MIN_PREFIX
-        terms.append(f'"{word}"*' if prefix else f'"{word}"')
-    return " AND ".join(terms) or None
 
 
 def documents(rows: Iterable[Row]) -> Iterator[tuple[int, str]]:
@@ -73,6 +55,7 @@ class SearchIndex:
     async def _connect(self) -> aiosqlite.Connection:
         db = await aiosqlite.connect(self.path, isolation_level=None)
         try:
+            keep_private(self.path)
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=OFF")
             await migrate_file(db, SEARCH)

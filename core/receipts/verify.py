@@ -18,8 +18,9 @@ from core.receipts.base import Checkpoint, VerifyReport, fingerprint
 from core.receipts.chain import link
 from core.receipts.checkpoints import CheckpointLog
 from core.receipts.model import GENESIS_HASH
-from core.receipts.schema import COLUMNS
+from core.receipts.schema import COLUMNS, SCHEMA
 from core.receipts.signing import CheckpointVerifier
+from core.state import check_version
 
 _FINGERPRINT = re.compile(r"^\s*#?(\d{1,18})\s*:\s*([0-9a-fA-F]{8,64})\s*$")
 ROWS_AT_ONCE = 4096
@@ -64,7 +65,8 @@ def verify_ledger(
     against: Fingerprint | None = None,
 ) -> VerifyReport:
     """Verify the ledger at `path` (blocking) against the checkpoints in `log`, checked with
-    `verifier`, and against a fingerprint. An unreadable file is a failed report."""
+    `verifier`, and against a fingerprint. An unreadable file is a failed report; a file
+    from a newer Lancelot raises StorageError (this code cannot tell what it holds)."""
     evidence = log.read(verifier) if log is not None else None
     checkpoints = evidence.checkpoints if evidence else ()
     walk = _Walk()
@@ -107,6 +109,8 @@ def _walk_file(
         marks.setdefault(checkpoint.seq, []).append(checkpoint)
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
     try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        check_version(str(path), SCHEMA, int(version))
         cursor = db.execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq")
         prev, expected = GENESIS_HASH, 1
         while rows := cursor.fetchmany(ROWS_AT_ONCE):

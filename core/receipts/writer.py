@@ -15,7 +15,7 @@ from core.receipts.chain import HASH, SEQ, Row, chained_chunks
 from core.receipts.model import GENESIS_HASH, Receipt
 from core.receipts.redaction import Redactor
 from core.receipts.schema import PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
-from core.state import migrate_file
+from core.state import keep_private, migrate_file
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class ChainWriter:
         # batch costs two trips to the database thread.
         self._db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
         try:
+            keep_private(self.path)
             for pragma in PRAGMAS:
                 await _run(self._db, pragma)
             await migrate_file(self._db, SCHEMA)

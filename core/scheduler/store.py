@@ -17,7 +17,7 @@ from pathlib import Path
 import aiosqlite
 
 from core.errors import StorageError
-from core.state import Schema, migrate_file
+from core.state import Schema, keep_private, migrate_file
 
 SCHEMA = Schema(
     "scheduler",
@@ -105,6 +105,7 @@ class SchedulerStore:
         """Open (and create or upgrade) the database; StorageError names the cause."""
         try:
             self._db = await aiosqlite.connect(self._path, isolation_level=None)
+            keep_private(self._path)
             await self._db.execute("PRAGMA journal_mode=WAL")
             await self._db.execute("PRAGMA synchronous=FULL")
             await self._db.execute("PRAGMA busy_timeout=5000")

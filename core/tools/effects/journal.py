@@ -11,7 +11,7 @@ from typing import Any
 import aiosqlite
 
 from core.errors import StorageError
-from core.state import Schema, migrate_file
+from core.state import Schema, keep_private, migrate_file
 from core.tools.base import ToolResult
 from core.tools.effects.effectset import EffectSet
 from core.tools.effects.records import Change, DryRun
@@ -78,6 +78,7 @@ class EffectJournal:
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             self._db = await aiosqlite.connect(self._path, isolation_level=None)
+            keep_private(self._path)
             await self._db.execute("PRAGMA journal_mode=WAL")
             await self._db.execute("PRAGMA synchronous=FULL")
             await self._db.execute("PRAGMA busy_timeout=5000")

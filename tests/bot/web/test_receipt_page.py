@@ -190,12 +190,34 @@ async def test_the_cookie_is_secure_behind_an_https_proxy(
 async def test_a_link_works_only_once(client: Client, access: ViewerAccess) -> None:
     token = await access.issue_link()
     assert (await client.get("/receipts", params={"t": token})).status == 200
+    client.session.cookie_jar.clear()  # another browser, never signed in
     second = await client.get("/receipts", params={"t": token})
     assert second.status == 401
     text = await second.text()
     assert "already been used" in text
     assert "/receipts in chat" in text
     assert "Set-Cookie" not in second.headers
+    # It looks again on a navigation of its own (a cookie a chat app's navigation held back).
+    assert 'http-equiv="refresh" content="0;url=/receipts?link=used"' in text
+    again = await client.get("/receipts", params={"link": "used"})
+    assert again.status == 401
+    assert "already been used" in await again.text()
+
+
+async def test_a_signed_in_browser_reopening_a_used_link_sees_the_list(
+    client: Client, access: ViewerAccess
+) -> None:
+    token = await access.issue_link()
+    assert (await client.get("/receipts", params={"t": token})).status == 200
+    second = await client.get("/receipts", params={"t": token}, allow_redirects=False)
+    assert second.status == 303
+    assert second.headers["Location"] == "/receipts"
+    assert "Set-Cookie" not in second.headers
+    followed = await client.get("/receipts", params={"t": token})
+    assert followed.status == 200
+    assert "receipts in the ledger" in await followed.text()
+    # The chat app held the cookie back; the page's own navigation sends it.
+    assert (await client.get("/receipts", params={"link": "used"})).status == 200
 
 
 async def test_an_expired_link_is_refused(
