@@ -90,7 +90,7 @@ class Commits:
         if op.op is Op.INSERT or (op.op is Op.RETHINK and before is None):
             after: Row | None = (
                 op.item_id, op.tier.value, op.block, op.chat, op.conversation, op.text,
-                provenance.value, op.source, at, at, at, 1, commit_id,
+                provenance.value, op.source, at, at, 1, commit_id,
             )  # fmt: skip
         elif before is None:
             raise MemoryRefused(f"there is no memory item {op.item_id}")

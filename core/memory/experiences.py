@@ -3,17 +3,20 @@ requests that read alike (FTS5, weighed by recency)."""
 
 from __future__ import annotations
 
+import heapq
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from core.memory.commits import new_id
 from core.memory.model import Experience
-from core.memory.search import score
-from core.memory.store import MemoryStore, Row
+from core.memory.ranking import EXPERIENCES, ranked
+from core.memory.search import score, words
+from core.memory.store import MemoryStore, Query, Row
 
 _COLUMNS = "e.id, e.request, e.plan, e.gaps, e.actions, e.outcome, e.duration_ms, e.at"
 MAX_FIELD_CHARS = 2_000  # each of request, plan, outcome; longer is cut
 MAX_LIST = 30  # gaps and actions kept per experience
+CANDIDATES = 4  # ranked by relevance, then weighed by recency
 
 
 def _lines(raw: str) -> tuple[str, ...]:
@@ -32,6 +35,29 @@ def _experience(row: Row) -> Experience:
         duration_ms,
         at,
     )
+
+
+def search_query(terms: Sequence[str], limit: int) -> Query:
+    """The experiences that best match any of `terms`, each led by its relevance and when it
+    was last used."""
+    with_ranked, params = ranked(EXPERIENCES, terms, max(1, limit) * CANDIDATES)
+    return Query(
+        f"{with_ranked}SELECT r.relevance, max(e.at, ifnull(u.at, 0)), {_COLUMNS}"
+        " FROM ranked AS r JOIN memory_experiences AS e ON e.n = r.id"
+        " LEFT JOIN memory_used AS u ON u.id = e.id",
+        params,
+    )
+
+
+def parse_search(rows: Sequence[Row], limit: int, now: float) -> list[tuple[Experience, float]]:
+    """The best `limit` of a search_query's rows with their score, best first."""
+    weighed = ((score(row[0], row[1], now), row) for row in rows)
+    best = heapq.nlargest(max(0, limit), weighed, key=_first)
+    return [(_experience(row[2:]), weight) for weight, row in best]
+
+
+def _first(pair: tuple[float, Row]) -> float:
+    return pair[0]
 
 
 class Experiences:
@@ -59,38 +85,18 @@ class Experiences:
         )  # fmt: skip
         await self._store.write(
             "INSERT INTO memory_experiences (id, request, plan, gaps, actions, outcome,"
-            " duration_ms, at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*row, at),
+            " duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
         )
         return _experience(row)
 
-    async def similar(
-        self, expression: str, limit: int, now: float
-    ) -> list[tuple[Experience, float]]:
-        """Experiences matching an FTS5 expression, best first, with their score."""
-        rows = await self._store.read(
-            f"SELECT hits.rank, e.last_used_at, {_COLUMNS} FROM memory_experiences AS e"
-            " JOIN (SELECT rowid, rank FROM memory_experiences_fts"
-            " WHERE memory_experiences_fts MATCH ? ORDER BY rank LIMIT ?) AS hits"
-            " ON e.n = hits.rowid",
-            (expression, max(1, limit) * 4),
-        )
-        ranked = sorted(
-            ((_experience(row[2:]), score(row[0], row[1], now)) for row in rows),
-            key=lambda pair: pair[1],
-            reverse=True,
-        )
-        return ranked[: max(0, limit)]
-
-    async def touch(self, ids: Iterable[str], at: float) -> None:
-        """Mark experiences as used now."""
-        wanted = list(ids)
-        if wanted:
-            marks = ", ".join("?" for _ in wanted)
-            await self._store.write(
-                f"UPDATE memory_experiences SET last_used_at = ? WHERE id IN ({marks})",
-                (at, *wanted),
-            )
+    async def similar(self, text: str, limit: int, now: float) -> list[tuple[Experience, float]]:
+        """Experiences matching any meaningful word of `text`, best first, with their score."""
+        terms = words(text)
+        if not terms:
+            return []
+        query = search_query(terms, limit)
+        return parse_search(await self._store.read(query.sql, query.params), limit, now)
 
     async def count(self) -> int:
         """How many experiences are kept."""

@@ -19,7 +19,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "item": (
         "memory_items",
         ("id", "tier", "block", "chat", "conversation", "text", "provenance", "source",
-         "created_at", "updated_at", "last_used_at", "version", "commit_id"),
+         "created_at", "updated_at", "version", "commit_id"),
     ),
     "quarantined": (
         "memory_quarantine",
@@ -47,6 +47,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "memory_experiences",
         ("id", "request", "plan", "gaps", "actions", "outcome", "duration_ms", "at"),
     ),
+    "used": ("memory_used", ("id", "at")),
 }  # fmt: skip
 _JSON_COLUMNS = {"ops", "before", "after", "plan", "steps", "gaps", "actions"}
 
@@ -68,7 +69,8 @@ def _export(db_path: Path, out: Path) -> int:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with open(fd, "w", encoding="utf-8") as sink:
             for kind, (table, columns) in TABLES.items():
-                for row in db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"):
+                order = "id" if table == "memory_used" else "rowid"  # WITHOUT ROWID
+                for row in db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}"):
                     record = {"kind": kind, **dict(zip(columns, row, strict=True))}
                     for name in _JSON_COLUMNS & record.keys():
                         if (kind, name) != ("experience", "plan"):  # lines, not JSON

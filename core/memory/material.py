@@ -1,17 +1,16 @@
 """What the context compiler is given: everything memory holds that may matter to one request
-in one chat, each kind best first."""
+in one chat, each kind best first, read in one trip to the database (one snapshot)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.memory import experiences, items, turns, working
 from core.memory.context import Material
-from core.memory.experiences import Experiences
-from core.memory.items import Items
-from core.memory.model import Experience
-from core.memory.search import match_expression
+from core.memory.model import Experience, Tier
+from core.memory.search import words
+from core.memory.store import MemoryStore, Query
 from core.memory.turns import Conversations
-from core.memory.working import Tasks
 
 RECENT_TURNS = 200  # the most the context reads back; the budget decides how many go in
 FACT_CANDIDATES = 20
@@ -20,35 +19,44 @@ SIMILAR_TASKS = 3
 
 @dataclass(frozen=True, slots=True)
 class Sources:
-    """The tables the material comes from."""
+    """Where the material comes from."""
 
-    turns: Conversations
-    items: Items
-    tasks: Tasks
-    experiences: Experiences
+    store: MemoryStore
+    conversations: Conversations
 
 
-async def gather(sources: Sources, chat: str, request: str, now: float) -> Material:
+async def gather(sources: Sources, chat: str, request: str, budget: int, now: float) -> Material:
     """The core blocks, the chat's task, its conversation (summary and the turns not yet
-    summarised, the request itself left out), this conversation's facts, then archival facts
-    and experiences matching the request."""
-    conversation = await sources.turns.current(chat, now)
-    turns = await sources.turns.recent(chat, RECENT_TURNS, unsummarised=True)
-    if turns and turns[-1].role == "owner" and turns[-1].text == request:
-        turns = turns[:-1]  # the request itself goes to the model as the new message
-    facts = [item for item, _ in await sources.items.episodic(chat, conversation)]
-    experiences: list[Experience] = []
-    if (expression := match_expression(request)) is not None:
-        found = await sources.items.search(expression, FACT_CANDIDATES, now)
-        facts += [item for item, _ in found]
-        similar = await sources.experiences.similar(expression, SIMILAR_TASKS, now)
-        experiences = [x for x, _ in similar]
-    summary = await sources.turns.summary(chat)
+    summarised, as many as `budget` tokens could hold, the request itself left out), this
+    conversation's facts, then archival facts and experiences matching the request."""
+    conversation = await sources.conversations.current(chat, now)
+    terms = words(request)
+    first: list[Query] = [
+        items.blocks_query(),
+        working.task_query(chat),
+        turns.summary_query(chat, conversation),
+        turns.recent_query(chat, conversation, RECENT_TURNS, unsummarised=True),
+        items.episodic_query(chat, conversation),
+    ]
+    if terms:
+        first += [
+            items.search_query(terms, FACT_CANDIDATES, (Tier.ARCHIVAL,)),
+            experiences.search_query(terms, SIMILAR_TASKS),
+        ]
+    blocks, task, summary, recent, episodic, *found = await sources.store.read_many(first)
+    said = turns.parse_recent(recent, chars=budget * 4)
+    if said and said[-1].role == "owner" and said[-1].text == request:
+        said = said[:-1]  # the request itself goes to the model as the new message
+    facts = [items.item_of(row) for row in episodic]
+    similar: list[Experience] = []
+    if found:
+        facts += [item for item, _ in items.parse_search(found[0], FACT_CANDIDATES, now)]
+        similar = [x for x, _ in experiences.parse_search(found[1], SIMILAR_TASKS, now)]
     return Material(
-        blocks=await sources.items.blocks(),
-        task=await sources.tasks.get(chat),
-        summary=(f"s{summary[0]}", summary[1]) if summary else None,
-        turns=turns,
+        blocks=items.parse_blocks(blocks),
+        task=working.parse_task(task),
+        summary=turns.parse_summary(summary),
+        turns=said,
         facts=facts,
-        experiences=experiences,
+        experiences=similar,
     )

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS memory_turns (
     summarised INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS memory_turns_by_chat ON memory_turns(chat, conversation, n);
+CREATE INDEX IF NOT EXISTS memory_turns_unsummarised
+    ON memory_turns(chat, conversation, summarised, n);
 CREATE TABLE IF NOT EXISTS memory_summaries (
     n INTEGER PRIMARY KEY,
     chat TEXT NOT NULL,
@@ -43,7 +45,6 @@ CREATE TABLE IF NOT EXISTS memory_items (
     source TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    last_used_at REAL NOT NULL,
     version INTEGER NOT NULL,
     commit_id TEXT NOT NULL
 );
@@ -104,9 +105,12 @@ CREATE TABLE IF NOT EXISTS memory_experiences (
     actions TEXT NOT NULL,
     outcome TEXT NOT NULL,
     duration_ms REAL NOT NULL,
-    at REAL NOT NULL,
-    last_used_at REAL NOT NULL
+    at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS memory_used (
+    id TEXT PRIMARY KEY,
+    at REAL NOT NULL
+) WITHOUT ROWID;
 """
 
 # Full-text indexes over the tables above (external content: the text is stored once), kept

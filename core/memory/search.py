@@ -6,7 +6,7 @@ import math
 import re
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-MAX_TERMS = 10
+MAX_TERMS = 8
 # Words that would match most of memory and say nothing about what is asked.
 _STOPWORDS_TEXT = """
     a about after all also an and any are as at be been but by can could did do does done
@@ -18,16 +18,22 @@ _STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 RECENCY_HALF_LIFE = 30 * 86400.0  # a fact used a month ago weighs three quarters as much
 
 
+def words(text: str) -> list[str]:
+    """The text's meaningful words, lower case, each once: no stopwords, no single letters;
+    the longest MAX_TERMS when there are more."""
+    found: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if len(word) > 1 and word not in _STOPWORDS and word not in found:
+            found.append(word)
+    if len(found) > MAX_TERMS:
+        found = sorted(found, key=len, reverse=True)[:MAX_TERMS]
+    return found
+
+
 def match_expression(text: str) -> str | None:
     """Any of the text's meaningful words, each quoted (so no word is read as FTS5 syntax);
-    None when no word is left. The longest words are kept when there are many."""
-    words: list[str] = []
-    for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in _STOPWORDS and word not in words:
-            words.append(word)
-    if len(words) > MAX_TERMS:
-        words = sorted(words, key=len, reverse=True)[:MAX_TERMS]
-    return " OR ".join(f'"{w}"' for w in words) or None
+    None when no word is left."""
+    return " OR ".join(f'"{w}"' for w in words(text)) or None
 
 
 def all_words(text: str) -> str | None:

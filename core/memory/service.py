@@ -35,7 +35,6 @@ from core.memory.model import (
 )
 from core.memory.quarantine import Quarantine
 from core.memory.screening import MAX_ITEM_CHARS, Screening
-from core.memory.search import match_expression
 from core.memory.store import MemoryStore
 from core.memory.turns import Conversations
 from core.memory.working import Tasks
@@ -70,7 +69,7 @@ class Memory:
         self.tasks = Tasks(store)
         self.experiences = Experiences(store)
         self._screening = Screening(self._redactor, sanitizer or Sanitizer(), max_item_chars)
-        self._sources = Sources(self.turns, self.items, self.tasks, self.experiences)
+        self._sources = Sources(store, self.turns)
         self._parts = EditParts(
             store, self.items, self.commits, self.quarantine, self._screening, self._clock.time
         )
@@ -145,11 +144,8 @@ class Memory:
     async def recall(self, query: str, limit: int = 5) -> list[Item]:
         """Archival and episodic facts matching any word of `query`, most relevant and
         recently used first."""
-        expression = match_expression(query)
-        if expression is None:
-            return []
         tiers = (Tier.ARCHIVAL, Tier.EPISODIC)
-        found = await self.items.search(expression, limit, self._clock.time(), tiers)
+        found = await self.items.search(query, limit, self._clock.time(), tiers)
         return [item for item, _ in found]
 
     async def forget(self, item_id: str, *, provenance: Provenance) -> Commit | Quarantined:
@@ -233,10 +229,7 @@ class Memory:
 
     async def similar_experiences(self, request: str, limit: int = 3) -> list[Experience]:
         """Experiences of requests that read like this one, best first."""
-        expression = match_expression(request)
-        if expression is None:
-            return []
-        found = await self.experiences.similar(expression, limit, self._clock.time())
+        found = await self.experiences.similar(request, limit, self._clock.time())
         return [x for x, _ in found]
 
     # The context
@@ -245,11 +238,11 @@ class Memory:
         """What memory puts before the model for `request` in `chat` (context.py says how);
         the facts and experiences that went in count as used now."""
         now = self._clock.time()
-        material = await gather(self._sources, chat, request, now)
+        material = await gather(self._sources, chat, request, budget_tokens, now)
         compiled = compile_context(material, budget_tokens)
         taken = set(compiled.item_ids)
-        await self.items.touch((f.id for f in material.facts if f.id in taken), now)
-        await self.experiences.touch((x.id for x in material.experiences if x.id in taken), now)
+        used = [f.id for f in material.facts] + [x.id for x in material.experiences]
+        await self.items.touch((i for i in used if i in taken), now)
         return compiled
 
     # Maintenance and the owner's view

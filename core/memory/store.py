@@ -1,29 +1,42 @@
-"""memory.db: one connection, WAL, its schema version checked at open; a corrupt or newer file
-is refused in one line naming it and is never rewritten."""
+"""memory.db: WAL, its schema version checked at open; a corrupt or newer file is refused in
+one line naming it and is never rewritten. Writes go through one connection, one at a time;
+reads through a second, read-only one in a thread of its own, each a consistent snapshot."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import aiosqlite
 
 from core.errors import StorageError
+from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
 from core.state import migrate_file
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One read: its SQL and parameters."""
+
+    sql: str
+    params: Params = ()
 
 
 class MemoryStore:
-    """The memory database. Statements are serialised by one lock, so a read never sees half
-    of a transaction; every write is a transaction of its own (`transaction`)."""
+    """The memory database. A read never sees half of a transaction (WAL snapshots), and
+    several reads can share one trip to the reading thread (`read_many`)."""
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
         # NORMAL in WAL: a commit survives a crash of Lancelot; a power cut may lose the last
@@ -33,6 +46,8 @@ class MemoryStore:
         self.path = path
         self._synchronous = synchronous
         self._db: aiosqlite.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._thread: ThreadPoolExecutor | None = None
         self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> Self:
@@ -54,6 +69,8 @@ class MemoryStore:
             await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             await self._db.execute("PRAGMA busy_timeout=5000")
             await migrate_file(self._db, SCHEMA)
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="memory-reader")
+            self._reader = await self._in_thread(self._connect_reader)
         except (sqlite3.Error, OSError) as exc:
             await self.close()
             raise StorageError(f"{self.path}: cannot open the memory database: {exc}") from None
@@ -68,31 +85,66 @@ class MemoryStore:
         if not row or row[0] != "ok":
             raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
 
+    def _connect_reader(self) -> sqlite3.Connection:
+        reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        reader.execute("PRAGMA query_only=ON")
+        reader.execute("PRAGMA cache_size=-16384")  # 16 MB: the hot index pages stay in memory
+        reader.create_function(IDF, 3, idf, deterministic=True)
+        reader.execute("PRAGMA busy_timeout=5000")
+        return reader
+
     async def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close both connections (idempotent)."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            await self._in_thread(reader.close)
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.shutdown(wait=False)
         if self._db is not None:
             db, self._db = self._db, None
             await db.close()
 
     @property
     def db(self) -> aiosqlite.Connection:
-        """The open connection; StorageError when closed."""
+        """The writing connection; StorageError when closed."""
         if self._db is None:
             raise StorageError(f"{self.path}: the memory database is not open")
         return self._db
 
+    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._thread is None:
+            raise StorageError(f"{self.path}: the memory database is not open")
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
     async def read(self, sql: str, params: Params = ()) -> list[Row]:
         """Every row of one query."""
-        async with self._lock:
-            try:
-                return [tuple(r) for r in await self.db.execute_fetchall(sql, params)]
-            except sqlite3.Error as exc:
-                raise self._failed(exc) from None
+        (rows,) = await self.read_many([Query(sql, params)])
+        return rows
 
     async def read_one(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of one query, or None."""
         rows = await self.read(sql, params)
         return rows[0] if rows else None
+
+    async def read_many(self, queries: Sequence[Query]) -> list[list[Row]]:
+        """The rows of each query, all read from one snapshot in one trip to the thread."""
+        try:
+            return await self._in_thread(self._read_all, queries)
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
+
+    def _read_all(self, queries: Sequence[Query]) -> list[list[Row]]:
+        reader = self._reader
+        if reader is None:
+            raise sqlite3.ProgrammingError("the reading connection is closed")
+        if len(queries) == 1:
+            return [reader.execute(queries[0].sql, queries[0].params).fetchall()]
+        reader.execute("BEGIN")
+        try:
+            return [reader.execute(q.sql, q.params).fetchall() for q in queries]
+        finally:
+            reader.execute("COMMIT")
 
     async def write(self, sql: str, params: Params = ()) -> int:
         """One statement as a transaction of its own; how many rows it changed."""

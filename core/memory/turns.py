@@ -3,11 +3,12 @@ next one), their extractive summaries, and a search over every turn ever recorde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from core.memory.model import Role, Turn
 from core.memory.search import all_words
-from core.memory.store import MemoryStore, Row
+from core.memory.store import MemoryStore, Query, Row
 
 MAX_TURN_CHARS = 16_000  # a longer turn (a tool's whole output) is cut: the context is bounded
 _CUT = " […]"
@@ -25,6 +26,42 @@ def bounded(text: str) -> str:
     if len(text) <= MAX_TURN_CHARS:
         return text
     return text[: MAX_TURN_CHARS - len(_CUT)] + _CUT
+
+
+def recent_query(chat: str, conversation: int, limit: int, *, unsummarised: bool = False) -> Query:
+    """The last `limit` turns of a conversation, newest first."""
+    only = " AND summarised = 0" if unsummarised else ""
+    return Query(
+        f"{_TURN} WHERE chat = ? AND conversation = ?{only} ORDER BY n DESC LIMIT ?",
+        (chat, conversation, max(0, limit)),
+    )
+
+
+def parse_recent(rows: Sequence[Row], chars: int | None = None) -> list[Turn]:
+    """A recent_query's turns, oldest first; with `chars`, only the newest that hold that
+    many characters, and one more (the others could not go before the model anyway)."""
+    if chars is not None:
+        taken = 0
+        for count, row in enumerate(rows):
+            if taken >= chars:
+                rows = rows[:count]
+                break
+            taken += len(row[4])
+    return [turn_of(row) for row in reversed(rows)]
+
+
+def summary_query(chat: str, conversation: int) -> Query:
+    """The newest summary of a conversation."""
+    return Query(
+        "SELECT n, text FROM memory_summaries WHERE chat = ? AND conversation = ?"
+        " ORDER BY n DESC LIMIT 1",
+        (chat, conversation),
+    )
+
+
+def parse_summary(rows: Sequence[Row]) -> tuple[str, str] | None:
+    """(id, text) of a summary_query's summary."""
+    return (f"s{rows[0][0]}", str(rows[0][1])) if rows else None
 
 
 class Conversations:
@@ -62,15 +99,10 @@ class Conversations:
             (chat, conversation, role, bounded(text), receipt_id, at),
         )
 
-    async def recent(self, chat: str, limit: int, *, unsummarised: bool = False) -> list[Turn]:
+    async def recent(self, chat: str, limit: int) -> list[Turn]:
         """The last `limit` turns of the chat's current conversation, oldest first."""
-        conversation = await self.current(chat, 0.0)
-        only = " AND summarised = 0" if unsummarised else ""
-        rows = await self._store.read(
-            f"{_TURN} WHERE chat = ? AND conversation = ?{only} ORDER BY n DESC LIMIT ?",
-            (chat, conversation, max(0, limit)),
-        )
-        return [turn_of(row) for row in reversed(rows)]
+        query = recent_query(chat, await self.current(chat, 0.0), limit)
+        return parse_recent(await self._store.read(query.sql, query.params))
 
     async def new_conversation(self, chat: str, at: float) -> int:
         """Start the chat's next conversation; its number. Earlier turns stay searchable."""
@@ -83,15 +115,10 @@ class Conversations:
         self._current.pop(chat, None)
         return await self.current(chat, at)
 
-    async def summary(self, chat: str) -> tuple[int, str] | None:
+    async def summary(self, chat: str) -> tuple[str, str] | None:
         """(id, text) of the newest summary of the chat's current conversation, if any."""
-        conversation = await self.current(chat, 0.0)
-        row = await self._store.read_one(
-            "SELECT n, text FROM memory_summaries WHERE chat = ? AND conversation = ?"
-            " ORDER BY n DESC LIMIT 1",
-            (chat, conversation),
-        )
-        return (int(row[0]), str(row[1])) if row else None
+        query = summary_query(chat, await self.current(chat, 0.0))
+        return parse_summary(await self._store.read(query.sql, query.params))
 
     async def search(self, query: str, limit: int = 10) -> list[Turn]:
         """Turns of any conversation holding every word of `query`, best match first."""

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 from core.memory.model import WorkingTask
-from core.memory.store import MemoryStore, Row
+from core.memory.store import MemoryStore, Query, Row
 
 _ROW = (
     "SELECT chat, request, plan, steps, approval_id, quest_id, started_at, updated_at"
@@ -28,6 +28,16 @@ def _task(row: Row) -> WorkingTask:
         started_at,
         updated_at,
     )
+
+
+def task_query(chat: str) -> Query:
+    """The chat's current task."""
+    return Query(f"{_ROW} WHERE chat = ?", (chat,))
+
+
+def parse_task(rows: Sequence[Row]) -> WorkingTask | None:
+    """A task_query's task, if any."""
+    return _task(rows[0]) if rows else None
 
 
 class Tasks:
@@ -67,8 +77,8 @@ class Tasks:
 
     async def get(self, chat: str) -> WorkingTask | None:
         """The chat's current task."""
-        row = await self._store.read_one(f"{_ROW} WHERE chat = ?", (chat,))
-        return _task(row) if row else None
+        query = task_query(chat)
+        return parse_task(await self._store.read(query.sql, query.params))
 
     async def waiting_on(self, approval_id: str) -> WorkingTask | None:
         """The task that waits on this approval (after a restart, to resume it)."""
