@@ -19,7 +19,7 @@ from core.commands.registry import (
 from core.errors import DeliveryFailed, InvalidToken, LancelotError
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.model import Receipt, ReceiptStatus, new_receipt_id
 from core.runtime.tasks import Supervisor
 from core.security.gate import InputGate
 from core.security.tokens import ActionTokens
@@ -36,6 +36,20 @@ MAX_CONCURRENT = 64
 def reply(title: str, body: str = "", kind: CardKind = CardKind.REPLY) -> Card:
     """A plain reply card."""
     return Card(kind=kind, title=title, body=body)
+
+
+def crash_text(exc: Exception) -> str:
+    """What a failure receipt says of an unexpected exception (redacted by the ledger)."""
+    return f"crashed: {type(exc).__name__}: {str(exc)[:500]}"
+
+
+def crash_words(what: str, receipt_id: str) -> tuple[str, str]:
+    """The owner's short message about a crash: a title and a body naming the receipt."""
+    return (
+        f"{what} failed on my side",
+        f"Something went wrong in Lancelot itself, not in what you asked. It is recorded in "
+        f"receipt {receipt_id} and in the log.",
+    )
 
 
 class Orchestrator:
@@ -86,9 +100,10 @@ class Orchestrator:
                 await self.handle_press(event)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as exc:
             log.exception("failed to handle %s from %s", type(event).__name__, event.channel)
-            await self._answer(event, reply("Something went wrong on my side; it is logged."))
+            failure = self._record_crash(event, exc)
+            await self._answer(event, reply(*crash_words("That", failure)))
         finally:
             self._slots.release()
             self._bus.handled()
@@ -161,13 +176,19 @@ class Orchestrator:
     ) -> Card | None:
         started = time.perf_counter()
         status, error, card = ReceiptStatus.SUCCESS, None, None
+        receipt_id = new_receipt_id()
         try:
             card = await handler(CommandContext(event, args, parent_id))
         except LancelotError as exc:
             status, error = ReceiptStatus.FAILURE, str(exc)
             card = reply(f"/{name} failed", exc.user_message)
+        except Exception as exc:  # a bug in the handler: recorded, and the owner told so
+            log.exception("/%s crashed", name)
+            status, error = ReceiptStatus.FAILURE, crash_text(exc)
+            card = reply(*crash_words(f"/{name}", receipt_id))
         self._ledger.append(
             Receipt(
+                id=receipt_id,
                 action_type="command",
                 action_name=name,
                 inputs={"args": args},
@@ -218,6 +239,18 @@ class Orchestrator:
         updated = await handler(PressContext(event, grant.payload, grant.card_id, press.id))
         if updated is not None:
             await self._bus.update(grant.card_id, updated)
+
+    def _record_crash(self, event: Inbound | ButtonPress, exc: Exception) -> str:
+        """A failure receipt for an event whose handling crashed; its id."""
+        failure = Receipt(
+            action_type="handler_failed",
+            action_name="message" if isinstance(event, Inbound) else "button",
+            status=ReceiptStatus.FAILURE,
+            error_message=crash_text(exc),
+            metadata={"channel": event.channel, "sender_id": event.sender_id},
+        )
+        self._ledger.append(failure)
+        return failure.id
 
     async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
         try:

@@ -66,16 +66,14 @@ class BasicCommands:
     started_at: float = 0.0
 
     def register(self) -> None:
-        """Add the commands to the registry (the /receipts link only when a web page runs;
-        /receipts verify always)."""
+        """Add the commands to the registry (/receipts only when a receipt page runs)."""
         self.started_at = self.started_at or time.time()
         self.registry.command("start", "greeting and what I can do", self.start)
         self.registry.command("help", "the commands that work", self.help)
         self.registry.command("status", "uptime, channels, ledger and health", self.status)
-        summary = "a private link to your receipts; verify checks the ledger"
-        if self.viewer is None:
-            summary = "verify checks the ledger (no receipt page is served here)"
-        self.registry.command("receipts", summary, self.receipts, usage="[verify]")
+        if self.viewer is not None:
+            summary = "a private link to your receipts; verify checks the ledger"
+            self.registry.command("receipts", summary, self.receipts, usage="[verify]")
 
     def _command_lines(self) -> str:
         return "\n".join(
@@ -118,12 +116,7 @@ class BasicCommands:
         the ledger checked against its checkpoints and a fresh fingerprint."""
         if ctx.args.strip().lower() == "verify":
             return await self.verify()
-        if self.viewer is None:
-            return Card(
-                kind=CardKind.REPLY,
-                title="No receipt page here",
-                body="This Lancelot serves no web page. /receipts verify checks the ledger.",
-            )
+        assert self.viewer is not None
         token = await self.viewer.issue_link()
         url = f"{self.public_url}/receipts?t={token}"
         await self.ledger.flush()

@@ -56,6 +56,11 @@ def _new_id() -> str:
     return f"{time.time_ns() // 1_000_000:012x}{tail}"
 
 
+def new_receipt_id() -> str:
+    """A fresh receipt id, for a caller that must name a receipt before it is made."""
+    return _new_id()
+
+
 def canonical_json(value: Any) -> str:
     """Stable JSON: sorted keys, no spaces, UTF-8 kept; non-JSON values become strings."""
     if value is None:

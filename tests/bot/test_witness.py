@@ -21,6 +21,7 @@ from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 from tests.fakes.scheduled_app import scheduled_app, scheduler, write_jobs
 
+WEB = {"LANCELOT_WEB_PORT": "0"}  # /receipts is there when the receipt page is
 JOBS = """
   daily_digest:
     run: builtin:daily_digest
@@ -72,8 +73,8 @@ async def test_a_fingerprint_from_the_digest_card_catches_a_cut_ledger(
 
 
 async def test_receipts_verify_in_chat_answers_with_the_fingerprint(tmp_path: Path) -> None:
-    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
-    async with assemble(settings, web=False) as app:
+    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home"), **WEB})
+    async with assemble(settings) as app:
         phone = MemoryChannel()
         await app.attach(phone)
         await say(app, phone, "/status")
@@ -89,13 +90,13 @@ async def test_receipts_verify_in_chat_answers_with_the_fingerprint(tmp_path: Pa
 
 async def test_receipts_verify_in_chat_says_tampered(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    settings = load_settings(environ={"LANCELOT_HOME": str(home)})
-    async with assemble(settings, web=False) as app:
+    settings = load_settings(environ={"LANCELOT_HOME": str(home), **WEB})
+    async with assemble(settings) as app:
         phone = MemoryChannel()
         await app.attach(phone)
         await say(app, phone, "/status")
     cut(home, 2)
-    async with assemble(settings, web=False) as app:
+    async with assemble(settings) as app:
         phone = MemoryChannel()
         await app.attach(phone)
         card = await say(app, phone, "/receipts verify")
