@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from core.tools.effects.model import Effect, FileState, GitChanges, RefChange
 
-SHOWN = 5  # names listed per clause before "and N more"
+SHOWN = 20  # names listed per clause before "and N more": a card names what it touches
 UNITS = ("B", "KB", "MB", "GB", "TB")
 
 

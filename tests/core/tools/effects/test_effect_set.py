@@ -38,14 +38,16 @@ def test_the_summary_reads_like_the_card_should() -> None:
 def test_long_lists_are_cut_and_every_kind_has_words() -> None:
     made = EffectSet(
         (
-            *(Effect(f"f{n}", ABSENT, file(1, "f" * 64)) for n in range(8)),
+            *(Effect(f"f{n:02}", ABSENT, file(1, "f" * 64)) for n in range(23)),
             Effect("link", ABSENT, FileState("symlink", 0o777, target="/etc/passwd")),
             Effect("run.sh", file(9, "r" * 64), file(9, "r" * 64, mode=0o755)),
             Effect("swap", file(9, "s" * 64), DIR),
         )
     )
     assert made.summary == (
-        "replaces swap (file of 9 B → directory); creates 8 files: f0, f1, f2, f3, f4 and 3 more;"
+        "replaces swap (file of 9 B → directory); creates 23 files: "
+        + ", ".join(f"f{n:02}" for n in range(20))
+        + " and 3 more;"
         " makes symlink link → /etc/passwd; changes permissions of run.sh (644 → 755)"
     )
     assert EffectSet().summary == "changes nothing in the workspace"
