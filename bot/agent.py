@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from bot.governance import GovernanceKit
 from bot.kernel import Kernel
+from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
+from core.agent.memory_tools import memory_tools
 from core.agent.quest import AgentLimits
 from core.agent.workspace_tools import default_tools
 from core.llm.types import ModelRouter
+from core.memory import Memory
 from core.tools.workspace import Workspace
 
 
@@ -16,22 +19,29 @@ def wire_agent(
     models: ModelRouter,
     kit: GovernanceKit | None,
     limits: AgentLimits | None = None,
+    memory: Memory | None = None,
 ) -> Agent:
     """Register the agent as the kernel's free-text handler and its Carry it out button.
 
     Its tools act through governance (`kit`); without it (FEATURE_SOUL off) the model gets
-    no way to act, only to answer.
+    no way to act, only to answer. With `memory`, it sees the chat's conversation and what
+    was remembered, and may remember, recall and forget.
     """
     gateway = kit.gateway if kit is not None else None
+    tools = default_tools(Workspace(app.home / "workspace"))
+    if memory is not None:
+        for tool in memory_tools():
+            tools.add(tool)
     agent = Agent(
         models,
-        default_tools(Workspace(app.home / "workspace")),
+        tools,
         gateway,
         app.bus,
         app.ledger,
         app.features,
         limits or AgentLimits(local_answers=app.settings.llm.local_model is not None),
         tokens=app.tokens,
+        memory=agent_memory(app, memory),
     )
     app.commands.free_text(agent.handle)
     app.commands.action(CARRY_OUT, agent.carry_out)

@@ -17,6 +17,7 @@ from bot.home import keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
+from bot.memory import wire_memory
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app
@@ -34,6 +35,7 @@ from core.features import FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
+from core.memory import Memory
 from core.orchestrator import Orchestrator
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
@@ -58,6 +60,7 @@ class Lancelot(Kernel):
     models: ModelRouter
     governance: GovernanceKit | None  # None: FEATURE_SOUL is off
     skill_runner: SkillRunner | None  # None: FEATURE_SKILLS or FEATURE_SOUL is off
+    memory: Memory | None  # None: FEATURE_MEMORY is off
     agent: Agent
     scheduler: Scheduler
     alerts: HealthAlerts
@@ -234,18 +237,20 @@ async def _wire(
         status_fields=kernel.status_fields,
     ).register()
     router = await wire_models(kernel, redactor_for(settings))
-    governance = await wire_governance(kernel) if kernel.features.enabled("SOUL") else None
+    memory = await wire_memory(kernel, redactor_for(settings))
+    governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
         skill_runner = await wire_skills(kernel, governance)
     agent_models = models or router
-    agent = wire_agent(kernel, agent_models, governance, agent_limits)
+    agent = wire_agent(kernel, agent_models, governance, agent_limits, memory)
     timed = await wire_scheduler(kernel, governance, skill_runner, clock)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,
         governance=governance,
         skill_runner=skill_runner,
+        memory=memory,
         agent=agent,
         scheduler=timed.scheduler,
         alerts=timed.alerts,

@@ -20,6 +20,8 @@ from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
 from core.governance.undo import UndoDesk
+from core.memory import Memory
+from core.memory.provider import CAPABILITIES, MemoryTools
 from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
@@ -67,7 +69,7 @@ def _reminder_seconds(soul: Soul) -> float | None:
     return rules.escalation.after_minutes * 60.0
 
 
-async def wire_governance(app: Kernel) -> GovernanceKit:
+async def wire_governance(app: Kernel, memory: Memory | None = None) -> GovernanceKit:
     """Register /run, /approvals, /crusader and /soul on the kernel; return the kit.
 
     The kit's approval service is started here, on the kernel's stack (it reconciles
@@ -82,6 +84,8 @@ async def wire_governance(app: Kernel) -> GovernanceKit:
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     router = build_tool_router(app.settings, app.features, workspace, capabilities)
     shell = await add_shell_providers(app, router, workspace, capabilities)
+    if memory is not None:  # remember/recall/forget are governed tools like the rest
+        router.register(MemoryTools(memory, capabilities), CAPABILITIES, local=True)
     undo = UndoDesk(shell.effects, app.tokens, app.ledger)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)

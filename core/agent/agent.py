@@ -13,6 +13,7 @@ from core.agent.answer import FINAL_INSTRUCTIONS, FINAL_SCHEMA, FinalAnswer, par
 from core.agent.deep import deep_pass, record_experience
 from core.agent.intent import IntentClassifier, needs_plan
 from core.agent.loop import ToolLoop
+from core.agent.memory_bridge import ConversationMemory
 from core.agent.offline import answer_offline
 from core.agent.plan import PlanArtifact, plan_card
 from core.agent.quest import AgentLimits, Quest
@@ -60,8 +61,12 @@ class Agent:
         limits: AgentLimits | None = None,
         jobs_running: Callable[[], bool] = lambda: False,
         tokens: ActionTokens | None = None,
+        memory: ConversationMemory | None = None,
     ) -> None:
+        """`memory`: conversations and facts that reach the model (None: every request
+        stands alone, as with FEATURE_MEMORY off)."""
         self._router = router
+        self._memory = memory
         self._tokens = tokens
         self._bus = bus
         self._ledger = ledger
@@ -78,6 +83,18 @@ class Agent:
             return Card(CardKind.REPLY, "Agent switched off", AGENT_OFF)
         started = time.perf_counter()
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
+        chat = f"{event.channel}:{event.chat_id}"
+        if self._memory is not None:
+            quest.system = SYSTEM + await self._memory.compile(quest, chat, text)
+            await self._memory.record(chat, "owner", text, receipt_id)
+        card = await self._handle(quest, event, text, receipt_id, started)
+        if self._memory is not None:
+            await self._memory.record_reply(chat, card)
+        return card
+
+    async def _handle(
+        self, quest: Quest, event: Inbound, text: str, receipt_id: str, started: float
+    ) -> Card:
         trail = quest.trail
         offline = not self._router.has_flagship()
         # Offline, the label only matters when the local model may answer (see answer_offline).
@@ -105,7 +122,7 @@ class Agent:
             return await self._direct(quest, text)
         insight = await deep_pass(quest, text) if quest.deep else None
         try:
-            plan = await make_plan(quest, SYSTEM, text, insight)
+            plan = await make_plan(quest, quest.system, text, insight)
         except PlanError:
             return await self._direct(quest, text)  # no usable plan: act step by step instead
         if intent is not Intent.MIXED_REQUEST:
@@ -119,13 +136,13 @@ class Agent:
                 ),
             )
         await self._show(event.channel, event.chat_id, plan_card(plan, will_execute=True))
-        reports = await self._steps.run(quest, SYSTEM, text, plan)
+        reports = await self._steps.run(quest, quest.system, text, plan)
         return await self._summarise(quest, text, plan, reports)
 
     async def _direct(self, quest: Quest, text: str) -> FinalAnswer:
         """Low risk: straight into the tool loop."""
         messages = [
-            Message(Role.SYSTEM, f"{SYSTEM}\n\n{FINAL_INSTRUCTIONS}"),
+            Message(Role.SYSTEM, f"{quest.system}\n\n{FINAL_INSTRUCTIONS}"),
             Message(Role.USER, text),
         ]
         result = await self._loop.run(messages, quest)
@@ -148,7 +165,7 @@ class Agent:
         if skipped:
             lines.append(f"{skipped} later step(s) were not attempted.")
         messages = [
-            Message(Role.SYSTEM, f"{SYSTEM}\n\n{FINAL_INSTRUCTIONS}"),
+            Message(Role.SYSTEM, f"{quest.system}\n\n{FINAL_INSTRUCTIONS}"),
             Message(Role.USER, text),
             Message(Role.ASSISTANT, plan.model_dump_json()),
             Message(Role.USER, "Step results:\n" + "\n".join(lines)),
@@ -180,7 +197,7 @@ class Agent:
         inputs = {"text": text[:2000], "plan_card": ctx.card_id}
         quest = self._start(channel, chat_id, ctx.receipt_id, inputs)
         try:
-            reports = await self._steps.run(quest, SYSTEM, text, plan)
+            reports = await self._steps.run(quest, quest.system, text, plan)
             answer = await self._summarise(quest, text, plan, reports)
         except ProviderUnavailable as exc:
             card = await self._gate.outage(quest, exc)
@@ -200,6 +217,7 @@ class Agent:
             typing=lambda: self._bus.typing(channel, chat_id),
             limits=self._limits,
             deep=self._features.enabled("DEEP_REASONING_LOOP"),
+            system=SYSTEM,
         )
 
     async def _offer(self, event: Inbound, plan: PlanArtifact, text: str) -> bool:

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.memory_tools import with_provenance
 from core.agent.quest import Quest
 from core.agent.tools import ToolTable
 from core.errors import LancelotError
@@ -70,8 +71,9 @@ class ToolLoop:
         call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
         quest.tools_used.append(call.name)
         try:
+            action = with_provenance(tool.to_action(args), (o.output for o in result.outcomes))
             outcome = await self._gateway.run(
-                tool.to_action(args),
+                action,
                 via=quest.channel,
                 parent_id=call_id,
                 quest_id=quest.trail.quest_id,

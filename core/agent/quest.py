@@ -36,6 +36,7 @@ class Quest:
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
+    system: str = ""  # the system prompt: the agent's rules, then what memory compiled
 
     @property
     def exhausted(self) -> bool:

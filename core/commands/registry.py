@@ -25,6 +25,7 @@ FIXED_COMMANDS = (
     "usage",
     "crusader",
     "undo",
+    "new",
 )
 
 

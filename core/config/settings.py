@@ -171,6 +171,12 @@ class SchedulerSettings(Section):
     disk_min_free_mb: int = Field(default=500, ge=0)
 
 
+class MemorySettings(Section):
+    """What the agent sees of memory before each request (FEATURE_MEMORY turns it off)."""
+
+    context_tokens: int = Field(default=2000, ge=200, le=100_000)  # conversation + facts
+
+
 class Settings(Section):
     """Everything Lancelot reads at startup."""
 
@@ -186,6 +192,7 @@ class Settings(Section):
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
+    memory: MemorySettings = MemorySettings()
 
     @property
     def telegram_enabled(self) -> bool:

@@ -37,6 +37,18 @@ OWNERS = {
     "dry_runs": "core/tools/effects/journal.py",  # effects.db: kept dry runs
     "changes": "core/tools/effects/journal.py",  # applied changes, for Undo
     "change_objects": "core/tools/effects/journal.py",  # the backups each change holds
+    "memory_changes": "core/memory/",  # memory.db
+    "memory_chats": "core/memory/",  # memory.db
+    "memory_commits": "core/memory/",  # memory.db
+    "memory_experiences": "core/memory/",  # memory.db
+    "memory_experiences_fts": "core/memory/",  # memory.db
+    "memory_items": "core/memory/",  # memory.db
+    "memory_items_fts": "core/memory/",  # memory.db
+    "memory_quarantine": "core/memory/",  # memory.db
+    "memory_summaries": "core/memory/",  # memory.db
+    "memory_tasks": "core/memory/",  # memory.db
+    "memory_turns": "core/memory/",  # memory.db
+    "memory_turns_fts": "core/memory/",  # memory.db
 }
 
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP)\b")

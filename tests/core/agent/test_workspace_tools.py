@@ -21,6 +21,9 @@ OFFERED = {
     "move_file",
     "repo_status",
     "repo_diff",
+    "remember",
+    "recall",
+    "forget",
 }
 
 

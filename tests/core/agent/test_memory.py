@@ -1,0 +1,154 @@
+"""The agent with memory: conversations that continue, facts kept across restarts, facts read
+from files held for the owner, /new, Undo from /memory, and the switch that turns it off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.events import CardKind
+from core.llm.types import Completion, CompletionRequest, Role
+from tests.core.agent.stage import Stage, stage
+from tests.fakes.owner import tap
+from tests.fakes.scripted_model import call, final, tool_said
+from tests.fakes.workspace import put
+
+
+def system_of(request: CompletionRequest) -> str:
+    return next(m.content for m in request.messages if m.role is Role.SYSTEM)
+
+
+class Seen:
+    """Steps that note the system prompt the model was given, then answer."""
+
+    def __init__(self) -> None:
+        self.systems: list[str] = []
+
+    def answer(self, response: str, *actions: tuple[str, str]) -> object:
+        def step(request: CompletionRequest) -> Completion:
+            self.systems.append(system_of(request))
+            return final(response, actions)
+
+        return step
+
+    def act(self, name: str, **arguments: object) -> object:
+        def step(request: CompletionRequest) -> Completion:
+            self.systems.append(system_of(request))
+            return call(name, **arguments)
+
+        return step
+
+
+async def test_now_delete_it_resolves_to_the_file_of_the_turn_before(lancelot: Stage) -> None:
+    seen = Seen()
+    lancelot.model(
+        seen.act("write_file", path="/workspace/groceries.txt", content="milk"),
+        final("Created groceries.txt.", [("write_file", "/workspace/groceries.txt")]),
+        seen.act("delete_file", path="/workspace/groceries.txt"),
+        final("Deleted groceries.txt.", [("delete_file", "/workspace/groceries.txt")]),
+    )
+    await lancelot.say("make a groceries list with milk")
+    assert (lancelot.workspace / "groceries.txt").exists()
+    approval = await lancelot.say("now delete it")
+    # The model saw the earlier turn, so "it" could be resolved.
+    assert "make a groceries list with milk" in seen.systems[1]
+    assert "groceries.txt" in seen.systems[1]
+    assert approval.kind is CardKind.APPROVAL
+    await tap(lancelot.app, lancelot.phone, approval, "Approve")
+    reply = await lancelot.next_card()
+    assert "Deleted groceries.txt." in reply.body
+    assert not (lancelot.workspace / "groceries.txt").exists()
+    compiled = await lancelot.receipts("context_compiled")
+    assert len(compiled) == 2
+    assert "milk" not in str(compiled[-1].outputs)  # ids and tokens, never the texts
+
+
+async def test_a_remembered_fact_is_there_after_a_restart(tmp_path: Path) -> None:
+    async with stage(tmp_path) as first:
+        first.model(
+            call("remember", text="The owner's server is called atlas."),
+            final("I will remember that.", [("remember", "server is called atlas")]),
+        )
+        await first.say("remember that my server is called atlas")
+    seen = Seen()
+    async with stage(tmp_path) as second:
+        second.model(seen.answer("Your server is called atlas."))
+        card = await second.say("what is my server called?")
+    assert "atlas" in seen.systems[0]
+    assert "Your server is called atlas." in card.body
+
+
+async def test_a_fact_read_from_a_file_waits_for_the_owner(lancelot: Stage) -> None:
+    put(lancelot.workspace / "notes.md", "The deploy password rotates every Friday at noon.")
+    seen = Seen()
+
+    def remember_what_was_read(request: CompletionRequest) -> Completion:
+        said = tool_said(request)
+        return call("remember", text=said["output"].strip())
+
+    lancelot.model(
+        call("read_file", path="/workspace/notes.md"),
+        remember_what_was_read,
+        final("Noted (it waits for your approval).", [("read_file", "/workspace/notes.md")]),
+        seen.answer("Nothing known."),
+        seen.answer("It rotates every Friday at noon."),
+    )
+    await lancelot.say("read notes.md and remember what it says")
+    await lancelot.say("when does the deploy password rotate?")
+    assert "Friday at noon" not in seen.systems[0]  # held: not in the context
+    shown = await lancelot.say("/memory")
+    assert "Waiting for you" in shown.body
+    assert "Friday at noon" in shown.body
+    approved = await tap(lancelot.app, lancelot.phone, shown, "Approve H1")
+    assert approved.title == "Memory"
+    await lancelot.say("when does the deploy password rotate?")
+    assert "Friday at noon" in seen.systems[1]
+
+
+async def test_new_stops_earlier_turns_reaching_the_model(lancelot: Stage) -> None:
+    seen = Seen()
+    lancelot.model(seen.answer("Hello."), seen.answer("Hi again."), seen.answer("Hello."))
+    await lancelot.say("my favourite colour is teal")
+    await lancelot.say("hello again")
+    assert "favourite colour is teal" in seen.systems[1]
+    card = await lancelot.say("/new")
+    assert card.title == "New conversation"
+    await lancelot.say("hello")
+    assert "favourite colour is teal" not in seen.systems[2]
+
+
+async def test_undo_on_a_commit_restores_the_memory_before_it(lancelot: Stage) -> None:
+    lancelot.model(
+        call("remember", text="The owner prefers metric units."),
+        final("Noted.", [("remember", "metric")]),
+    )
+    await lancelot.say("remember I prefer metric")
+    found = await lancelot.say("/memory search metric")
+    assert "prefers metric units" in found.body
+    shown = await lancelot.say("/memory")
+    undone = await tap(lancelot.app, lancelot.phone, shown, "Undo C1")
+    assert undone.body.startswith("Undone")
+    again = await lancelot.say("/memory search metric")
+    assert "Nothing remembered matches" in again.body
+
+
+async def test_with_memory_switched_off_each_message_stands_alone(tmp_path: Path) -> None:
+    async with stage(tmp_path, features={"FEATURE_MEMORY": "false"}) as off:
+        seen = Seen()
+        off.model(seen.answer("Noted."), seen.answer("I don't know."))
+        await off.say("my favourite colour is teal")
+        await off.say("what is my favourite colour?")
+        assert "teal" not in seen.systems[1]
+        assert (await off.receipts("context_compiled")) == []
+        help_card = await off.say("/help")
+        assert "/memory" not in help_card.body
+    assert not (tmp_path / "home" / "memory.db").exists()
+
+
+async def test_a_huge_remember_is_refused_and_the_turn_answers(lancelot: Stage) -> None:
+    lancelot.model(
+        call("remember", text="x" * 1990 + " secret stuff"),
+        lambda request: final(f"Could not: {tool_said(request)['kind']}."),
+    )
+    card = await lancelot.say("remember this")
+    assert card.kind is CardKind.REPLY
+    assert "Could not" in card.body
