@@ -9,6 +9,7 @@ from typing import Literal
 from core.errors import PermanentError
 
 Role = Literal["owner", "agent", "tool"]
+ROLES: tuple[Role, ...] = ("owner", "agent", "tool")
 
 
 class Provenance(StrEnum):

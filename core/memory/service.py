@@ -17,6 +17,7 @@ from core.memory.items import Items
 from core.memory.maintenance import Chores, cleanup
 from core.memory.material import Sources, gather
 from core.memory.model import (
+    ROLES,
     CleanupReport,
     Commit,
     Committed,
@@ -80,6 +81,8 @@ class Memory:
         self, chat: str, role: Role, text: str, *, receipt_id: str | None = None
     ) -> None:
         """Add a turn to the chat's current conversation (secrets masked, long text cut)."""
+        if role not in ROLES:
+            raise ValueError(f"a turn's role is one of {', '.join(ROLES)}, not {role!r}")
         masked = self._redactor.text(text)
         await self.turns.record(chat, role, masked, receipt_id, self._clock.time())
 
@@ -168,9 +171,17 @@ class Memory:
         """The newest commits first, with their changes."""
         return await self.commits.recent(limit)
 
+    async def commit(self, commit_id: str) -> Commit | None:
+        """One commit with its changes."""
+        return await self.commits.get(commit_id)
+
     async def quarantined(self, limit: int = 20) -> list[QuarantinedEdit]:
         """Edits waiting for the owner, oldest first, with the exact texts."""
         return await self.quarantine.pending(limit)
+
+    async def held(self, quarantine_id: str) -> QuarantinedEdit | None:
+        """One edit waiting for the owner (None once decided, or for an unknown id)."""
+        return await self.quarantine.get(quarantine_id)
 
     async def approve(self, quarantine_id: str) -> Commit:
         """Apply a held edit; MemoryRefused when it is not waiting."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.memory import Memory
 from core.memory.turns import MAX_TURN_CHARS
 
@@ -58,3 +60,9 @@ async def test_search_takes_any_text(memory: Memory) -> None:
     await memory.record_turn("c1", "owner", 'say "hello" AND NOT near(x) *')
     assert await memory.search_conversations('"') == []
     assert len(await memory.search_conversations('hello" OR near(')) == 1
+
+
+async def test_an_unknown_role_is_refused(memory: Memory) -> None:
+    with pytest.raises(ValueError, match="role"):
+        await memory.record_turn("c1", "system", "hello")  # type: ignore[arg-type]
+    assert await memory.conversation("c1") == []

@@ -180,3 +180,19 @@ async def test_benign_words_that_look_like_injections_are_rarely_held(memory: Me
         outcome = await memory.remember(prompt, provenance=Provenance.OWNER)
         held += isinstance(outcome, Quarantined)
     assert held <= len(prompts) * 0.05
+
+
+async def test_a_held_edit_is_shown_until_decided(memory: Memory) -> None:
+    held = await memory.remember("the VPN server is vpn.example", provenance=Provenance.TOOL)
+    assert isinstance(held, Quarantined)
+    shown = await memory.held(held.quarantine_id)
+    assert shown is not None
+    assert shown.why == held.why
+    assert [c.text for c in shown.changes] == ["the VPN server is vpn.example"]
+    commit = await memory.approve(held.quarantine_id)
+    assert await memory.held(held.quarantine_id) is None
+    assert await memory.held("q-unknown") is None
+    again = await memory.commit(commit.id)
+    assert again is not None
+    assert again.quarantine_id == held.quarantine_id
+    assert await memory.commit("c-unknown") is None
