@@ -13,7 +13,7 @@ from aiohttp import web
 
 from bot.agent import wire_agent
 from bot.governance import GovernanceKit, wire_governance
-from bot.home import keep_home_private, load_secret, prepare_home
+from bot.home import home_lock, keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
@@ -162,6 +162,7 @@ async def _start_kernel(
 ) -> Kernel:
     """The data directory, the ledger, state.db and its stores, the outbox, the web app."""
     home = prepare_home(settings.home)
+    stack.enter_context(home_lock(home))  # held until everything else has stopped
     secret = load_secret(settings, home)
     tasks = Supervisor()
     stack.push_async_callback(tasks.aclose)  # last out: after every service has stopped
@@ -244,7 +245,7 @@ async def _wire(
         skill_runner = await wire_skills(kernel, governance)
     agent_models = models or router
     agent = wire_agent(kernel, agent_models, governance, agent_limits, memory)
-    timed = await wire_scheduler(kernel, governance, skill_runner, clock)
+    timed = await wire_scheduler(kernel, governance, skill_runner, clock, memory)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

@@ -1,4 +1,5 @@
-"""The `lancelot` command: run, chat, receipts verify/export, soul lint, sandbox build."""
+"""The `lancelot` command: run, chat, receipts verify/export, memory export/review, soul
+lint, sandbox build."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from bot.app import redactor_for
 from bot.logs import configure_logging
+from bot.memory_cli import add_memory_commands, run_memory
 from bot.receipts_cli import add_receipts_commands, run_receipts
 from core.config import load_settings
 from core.errors import ConfigError, DeliveryFailed, StorageError
@@ -25,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     receipts = commands.add_parser("receipts", help="receipt ledger tools")
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipts_commands(receipts_cmd)
+    add_memory_commands(commands)
     soul = commands.add_parser("soul", help="constitution tools")
     soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
     lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
@@ -65,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "receipts":
             return run_receipts(settings, args)
+        if args.command == "memory":
+            return run_memory(settings, args)
         if args.command == "sandbox":
             from bot.sandbox import build_image
 

@@ -17,6 +17,7 @@ from core.health.alerts import HealthAlerts
 from core.health.card import register_health_command
 from core.health.checks import delivery_check, disk_check, scheduler_check
 from core.health.snapshot import LOCAL_MODEL_CHECK
+from core.memory import Memory
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.commands import JobCommands
@@ -45,6 +46,7 @@ async def wire_scheduler(
     governance: GovernanceKit | None,
     skills: SkillRunner | None,
     clock: Clock | None = None,
+    memory: Memory | None = None,
 ) -> SchedulerKit:
     """Build the scheduler, the digest, the health checks and alerts on the kernel; the
     scheduler starts catching up and firing once the app is marked ready (channels
@@ -79,7 +81,7 @@ async def wire_scheduler(
     await app.stack.enter_async_context(scheduler)
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     approvals = governance.approval_store if governance is not None else None
-    _register_jobs(app, scheduler, store, wall, skills, approvals)
+    _register_jobs(app, scheduler, store, wall, skills, approvals, memory)
     alerts = await _watch_health(app, scheduler, wall, governance)
     starter = app.tasks.spawn(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
@@ -93,8 +95,9 @@ def _register_jobs(
     wall: WallClock,
     skills: SkillRunner | None,
     approvals: ApprovalStore | None,
+    memory: Memory | None,
 ) -> None:
-    builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store)
+    builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store, memory)
     digest = DigestService(
         app.bus,
         app.ledger,

@@ -90,6 +90,9 @@ class Agent:
         card = await self._handle(quest, event, text, receipt_id, started)
         if self._memory is not None:
             await self._memory.record_reply(chat, card)
+            if quest.tools_used:  # a task, not a chat: later alike requests learn from it
+                elapsed = (time.perf_counter() - started) * 1000
+                await self._memory.record_experience(quest, text, card, elapsed)
         return card
 
     async def _handle(

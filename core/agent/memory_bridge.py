@@ -40,6 +40,22 @@ class ConversationMemory:
         """One turn of the chat's conversation."""
         await self._memory.record_turn(chat, role, text, receipt_id=receipt_id)
 
+    async def record_experience(
+        self, quest: Quest, request: str, card: Card, elapsed_ms: float
+    ) -> None:
+        """What this task was, what ran (as its receipts show) and how it ended: later
+        requests that read alike find it in their context."""
+        fields = dict(card.fields)
+        actions = [a for a in fields.get("Ran", "").split("; ") if a]
+        await self._memory.record_experience(
+            request,
+            plan=[],
+            gaps=list(quest.failures),
+            actions=actions,
+            outcome=card.title,
+            duration_ms=elapsed_ms,
+        )
+
     async def record_reply(self, chat: str, card: Card) -> None:
         """The agent's answer, and what its tools did as the receipts show it."""
         ran = dict(card.fields).get("Ran")

@@ -82,7 +82,13 @@ class MemoryCommands:
             lines.append(f"C{n}. {_commit_line(commit)}")
             if commit.undone_by is None:
                 buttons.append(await self._button(f"Undo C{n}", UNDO, commit.id, card))
-        body = "\n".join(lines) or "Nothing is remembered yet."
+        counts = await self._memory.counts()
+        lines.append(
+            f"Holding: {counts.archival} fact(s), {counts.episodic} from conversations, "
+            f"{counts.core} core block(s), {counts.turns} turn(s), "
+            f"{counts.experiences} task experience(s); {counts.commits} commit(s)."
+        )
+        body = "\n".join(lines)
         body += "\n\n/memory search <words> finds what I remember."
         return Card(
             CardKind.REPLY,

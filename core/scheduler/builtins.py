@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from core.delivery.outbox import Outbox
 from core.health.snapshot import HealthMonitor
+from core.memory import Memory
 from core.scheduler.job import JobContext, Unchanged
 from core.scheduler.store import SchedulerStore
 from core.security.tokens import ActionTokens
@@ -24,6 +25,7 @@ class Builtins:
     viewer: ViewerAccess
     outbox: Outbox
     store: SchedulerStore
+    memory: Memory | None = None  # None: FEATURE_MEMORY is off
     keep_days: float = 30.0
     _last_sweep: tuple[bool, tuple[str, ...]] | None = field(default=None, init=False)
 
@@ -43,12 +45,21 @@ class Builtins:
 
     async def memory_cleanup(self, ctx: JobContext) -> str:
         """Forget what has expired: spent or stale button tokens, receipt links, delivered
-        outbox rows and old run history. Receipts are never touched (append-only)."""
+        outbox rows and old run history; and tidy memory (expire working tasks, summarise old
+        conversations, promote facts repeated across them). Receipts are never touched."""
         tokens = await self.tokens.prune(older_than=DAY)
         await self.viewer.prune()
         outbox = await self.outbox.store.prune(self.keep_days * DAY)
         runs = await self.store.prune_runs(ctx.scheduled_for - self.keep_days * DAY)
-        return f"pruned {tokens} token(s), {outbox} outbox row(s), {runs} run record(s)"
+        done = f"pruned {tokens} token(s), {outbox} outbox row(s), {runs} run record(s)"
+        if self.memory is None:
+            return done
+        kept = await self.memory.cleanup(ctx.scheduled_for)
+        return (
+            f"{done}; memory: {kept.expired_tasks} task(s) expired, {kept.summaries} "
+            f"conversation summary(ies) of {kept.summarised_turns} turn(s), "
+            f"{kept.promoted} fact(s) promoted"
+        )
 
     async def credential_rotation(self, ctx: JobContext) -> str:
         """Revoke every receipt link not yet opened (each must be asked for again). Runs only

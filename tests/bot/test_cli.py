@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+
+from core.memory import Memory, MemoryStore, Provenance
+from core.receipts.ledger import SqliteLedger
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -192,3 +196,28 @@ def test_run_without_tokens_or_terminal_serves_the_web_app(tmp_path: Path, comma
                 pipe.close()
     assert proc.returncode == 0
     assert "serving the web app only" in errors
+
+
+def test_memory_review_and_export_from_the_terminal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    missing = lancelot("memory", "review", env=env_for(home))
+    assert missing.returncode == 2
+    assert "no memory database here" in missing.stderr
+    assert not (home / "memory.db").exists()  # nothing created
+
+    async def remember() -> None:
+        async with MemoryStore(home / "memory.db") as store:
+            receipts = SqliteLedger(home / "ledger.db")
+            async with receipts:
+                memory = Memory(store, receipts)
+                await memory.remember("The owner's server is atlas.", provenance=Provenance.OWNER)
+
+    home.mkdir()
+    asyncio.run(remember())
+    review = lancelot("memory", "review", env=env_for(home))
+    assert review.returncode == 0, review.stderr
+    assert "remember" in review.stdout
+    out = tmp_path / "memory.jsonl"
+    export = lancelot("memory", "export", str(out), env=env_for(home))
+    assert export.returncode == 0, export.stderr
+    assert "server is atlas" in out.read_text()

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.events import CardKind
+import pytest
+
+from core.errors import StorageError
+from core.events import Button, Card, CardKind
 from core.llm.types import Completion, CompletionRequest, Role
 from tests.core.agent.stage import Stage, stage
 from tests.fakes.owner import tap
@@ -152,3 +155,53 @@ async def test_a_huge_remember_is_refused_and_the_turn_answers(lancelot: Stage) 
     card = await lancelot.say("remember this")
     assert card.kind is CardKind.REPLY
     assert "Could not" in card.body
+
+
+async def test_a_task_leaves_an_experience_that_a_later_alike_request_sees(
+    lancelot: Stage,
+) -> None:
+    seen = Seen()
+    lancelot.model(
+        call("run_command", command="ls /workspace"),
+        final("Listed the workspace.", [("run_command", "ls /workspace")]),
+        seen.answer("Listed it before: ls /workspace."),
+    )
+    await lancelot.say("list the files in my workspace")
+    await lancelot.say("list the files in my workspace again")
+    assert "ls /workspace" in seen.systems[0]
+
+
+async def test_a_corrupt_memory_database_stops_startup_in_one_line_and_is_kept(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    broken = home / "memory.db"
+    broken.write_bytes(b"not a database, the owner's bytes" * 100)
+    with pytest.raises(StorageError) as caught:
+        async with stage(tmp_path):
+            pass
+    assert str(broken) in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert broken.read_bytes() == b"not a database, the owner's bytes" * 100
+
+
+async def test_a_forged_memory_button_changes_nothing(lancelot: Stage) -> None:
+    lancelot.model(
+        call("remember", text="The owner likes tea."),
+        final("Noted.", [("remember", "tea")]),
+    )
+    await lancelot.say("remember I like tea")
+    shown = await lancelot.say("/memory")
+    forged = Card(
+        CardKind.REPLY,
+        shown.title,
+        shown.body,
+        buttons=(Button("Undo C1", "A" * 32),),
+        correlation_id=shown.correlation_id,
+    )
+    assert await tap(lancelot.app, lancelot.phone, forged, "Undo C1") is None
+    refused = await lancelot.next_card()
+    assert refused.title == "Button not accepted"
+    found = await lancelot.say("/memory search tea")
+    assert "likes tea" in found.body

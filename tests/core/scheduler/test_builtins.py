@@ -54,7 +54,9 @@ async def test_memory_cleanup_prunes_expired_tokens_and_old_outbox_rows(tmp_path
         edited = await tap(app, phone, card, "Run now: memory_cleanup")
         assert edited is not None
         done = await receipts(app, "scheduled_job_run")
-        assert '"detail":"pruned 1 token(s), 1 outbox row(s), 0 run record(s)"' in done[-1].outputs
+        assert '"detail":"pruned 1 token(s), 1 outbox row(s), 0 run record(s); memory: ' in (
+            done[-1].outputs
+        )
         async with app.state.execute(
             "SELECT COUNT(*) FROM action_tokens WHERE card_id = 'old-card'"
         ) as cur:
