@@ -205,3 +205,20 @@ async def test_a_forged_memory_button_changes_nothing(lancelot: Stage) -> None:
     assert refused.title == "Button not accepted"
     found = await lancelot.say("/memory search tea")
     assert "likes tea" in found.body
+
+
+async def test_forget_from_a_search_and_recall_by_the_model(lancelot: Stage) -> None:
+    lancelot.model(
+        call("remember", text="The owner's cat is called Miso."),
+        final("Noted.", [("remember", "cat")]),
+        call("recall", query="cat"),
+        lambda request: final(f"Found: {tool_said(request)['output']}", [("recall", "cat")]),
+    )
+    await lancelot.say("remember my cat is called Miso")
+    recalled = await lancelot.say("what do you know about my cat?")
+    assert "Miso" in recalled.body
+    found = await lancelot.say("/memory search Miso")
+    forgotten = await tap(lancelot.app, lancelot.phone, found, "Forget F1")
+    assert forgotten.body.startswith("Forgotten")
+    again = await lancelot.say("/memory search Miso")
+    assert "Nothing remembered matches" in again.body
