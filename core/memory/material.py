@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.memory import experiences, items, turns, working
-from core.memory.context import Material
+from core.memory.context import RECALL_SHARE, Material
 from core.memory.model import Experience, Tier
 from core.memory.search import words
 from core.memory.store import MemoryStore, Query
@@ -44,7 +44,8 @@ async def gather(sources: Sources, chat: str, request: str, budget: int, now: fl
             experiences.search_query(terms, SIMILAR_TASKS),
         ]
     blocks, task, summary, recent, episodic, *found = await sources.store.read_many(first)
-    said = turns.parse_recent(recent, chars=budget * 4)
+    # The conversation never gets the share held for recall: no need to read further back.
+    said = turns.parse_recent(recent, chars=int(budget * 4 * (1 - RECALL_SHARE)))
     if said and said[-1].role == "owner" and said[-1].text == request:
         said = said[:-1]  # the request itself goes to the model as the new message
     facts = [items.item_of(row) for row in episodic]
