@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 from core.config import Settings
 from core.errors import StorageError
 
 SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
+LOCK_FILE = "lancelot.lock"
 PRIVATE_FILES = ("*.db", "*.db-wal", "*.db-shm", "*.db-journal", "*.key", "*.jsonl")
 
 
@@ -30,6 +33,35 @@ def prepare_home(path: Path) -> Path:
             f"LANCELOT_HOME {home}: not usable as a data directory: {exc.strerror or exc}"
         ) from None
     return home
+
+
+@contextlib.contextmanager
+def home_lock(home: Path) -> Iterator[None]:
+    """Hold the home for this process: one Lancelot per LANCELOT_HOME (a second would run
+    the same jobs twice and remove the first one's sandbox containers).
+
+    An flock on LANCELOT_HOME/lancelot.lock, which holds the holder's pid; the kernel lets
+    go when the process ends, however it ends, so a crash leaves no stale lock. Raises
+    StorageError naming the holder."""
+    path = home / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot open the lock file: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise StorageError(
+                f"LANCELOT_HOME {home} is in use by another Lancelot (pid {holder}); stop it"
+                " first, or give this one another LANCELOT_HOME"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def keep_home_private(home: Path) -> None:
