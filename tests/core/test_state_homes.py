@@ -16,6 +16,7 @@ from core.errors import StorageError
 from core.governance import approvals, crusader
 from core.health import alert_state
 from core.llm import usage
+from core.memory import schema as memory_schema
 from core.receipts import schema as ledger
 from core.receipts.base import ReceiptQuery
 from core.scheduler import store as scheduler_store
@@ -44,6 +45,7 @@ FILES = {
     "ledger.db": ledger.SCHEMA,
     "ledger-search.db": ledger.SEARCH,
     "scheduler.db": scheduler_store.SCHEMA,
+    "memory.db": memory_schema.SCHEMA,
 }
 
 # sha256 (first 16 hex) of each released step. A released step never changes: existing homes
@@ -60,6 +62,7 @@ RELEASED = {
     "skill_proposals": ["66d1270fa8fac9c7"],
     "scheduler": ["c431f7a7d468fd6b"],
     "ledger": ["d786dbb1341b0d89"],
+    "memory": ["7f0594a71383aef3"],
     "search": ["ef9c5b043d0b4dcb"],
 }
 JOBS = """

@@ -34,6 +34,7 @@ OWNERS = {
     "scheduler_marks": "core/scheduler/store.py",
     "receipts": "core/receipts/",  # ledger.db: the ledger's writer, reader, queries, schema
     "receipts_fts": "core/receipts/",  # ledger-search.db, derived from the ledger
+    "probe": "core/receipts/",  # an in-memory FTS5 table that checks a search's syntax
     "dry_runs": "core/tools/effects/journal.py",  # effects.db: kept dry runs
     "changes": "core/tools/effects/journal.py",  # applied changes, for Undo
     "change_objects": "core/tools/effects/journal.py",  # the backups each change holds
@@ -49,6 +50,7 @@ OWNERS = {
     "memory_tasks": "core/memory/",  # memory.db
     "memory_turns": "core/memory/",  # memory.db
     "memory_turns_fts": "core/memory/",  # memory.db
+    "memory_used": "core/memory/",  # memory.db
 }
 
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP)\b")
