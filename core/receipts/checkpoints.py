@@ -25,6 +25,10 @@ from core.runtime.tasks import Supervisor
 log = logging.getLogger(__name__)
 
 CHECKPOINTS_FILE = "checkpoints.jsonl"
+# Checkpoints by count are at least this far apart: a burst of receipts (20,000 a second in
+# bulk) would otherwise sync the checkpoint file 20 times a second, competing with the
+# ledger's own syncs for the disk. The burst's end is signed once the gap has passed.
+MIN_GAP_SECONDS = 1.0
 TAIL_BYTES = 8192  # enough to hold the last few lines
 
 
@@ -155,6 +159,7 @@ class Checkpointer:
         self._lock = asyncio.Lock()
         self._pending: asyncio.Task[None] | None = None
         self._timer: asyncio.Task[None] | None = None
+        self._written_at = -MIN_GAP_SECONDS  # monotonic time of the last checkpoint written
         self._supervisor = Supervisor()
         self.latest: Checkpoint | None = None
 
@@ -193,7 +198,10 @@ class Checkpointer:
         covered = self.latest.seq if self.latest else 0
         idle = self._pending is None or self._pending.done()
         if seq - covered >= self._every and idle:
-            self._pending = self._supervisor.spawn(self._background(), name="ledger-checkpoint")
+            wait = self._written_at + MIN_GAP_SECONDS - time.monotonic()
+            self._pending = self._supervisor.spawn(
+                self._background(max(0.0, wait)), name="ledger-checkpoint"
+            )
 
     async def now(self) -> Checkpoint | None:
         """A checkpoint at the head noted last (the latest one if it is there already)."""
@@ -205,7 +213,7 @@ class Checkpointer:
                 return self.latest
             checkpoint = self._signer.sign(head[0], head[1], utc_now(self._clock))
             await asyncio.to_thread(self._log.append, checkpoint)
-            self.latest = checkpoint
+            self.latest, self._written_at = checkpoint, time.monotonic()
             return checkpoint
 
     async def stop(self) -> None:
@@ -215,13 +223,18 @@ class Checkpointer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._timer
         if self._pending is not None:
-            await asyncio.wait([self._pending])  # a write under way finishes
+            self._pending.cancel()  # a wait ends; a write under way finishes (shielded)
+            await asyncio.wait([self._pending])
         self._timer = self._pending = None
         await self._background()
 
-    async def _background(self) -> None:
+    async def _background(self, wait: float = 0.0) -> None:
         try:
-            await self.now()
+            if wait:
+                await asyncio.sleep(wait)
+            # Shielded: a write that has begun finishes (and is remembered) even if the
+            # ledger closes meanwhile.
+            await asyncio.shield(self.now())
         except OSError as exc:
             log.error("ledger checkpoint not written to %s: %s", self._log.path, exc)
 

@@ -8,22 +8,28 @@ checkpoint; a tail cut off below one; a checkpoint whose signature fails.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.receipts.base import Checkpoint, VerifyReport, fingerprint
-from core.receipts.chain import link
 from core.receipts.checkpoints import CheckpointLog
 from core.receipts.model import GENESIS_HASH
-from core.receipts.schema import COLUMNS, SCHEMA
+from core.receipts.schema import SCHEMA
 from core.receipts.signing import CheckpointVerifier
+from core.receipts.walk import Span, connect, walk_span
 from core.state import check_version
 
 _FINGERPRINT = re.compile(r"^\s*#?(\d{1,18})\s*:\s*([0-9a-fA-F]{8,64})\s*$")
-ROWS_AT_ONCE = 4096
+# A ledger this long is walked in spans, one process each (hashing is CPU work that one
+# thread cannot spread); below it, starting the processes costs more than they save.
+PARALLEL_FROM = 200_000
+MAX_PROCESSES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +53,7 @@ class Fingerprint:
 
 @dataclass
 class _Walk:
-    """What the walk has learnt so far."""
+    """What the spans found, together: as one walk from the first receipt would have."""
 
     checked: int = 0
     head: tuple[int, str] = (0, GENESIS_HASH)
@@ -63,18 +69,21 @@ def verify_ledger(
     log: CheckpointLog | None = None,
     verifier: CheckpointVerifier | None = None,
     against: Fingerprint | None = None,
+    *,
+    processes: int | None = None,
 ) -> VerifyReport:
     """Verify the ledger at `path` (blocking) against the checkpoints in `log`, checked with
-    `verifier`, and against a fingerprint. An unreadable file is a failed report; a file
-    from a newer Lancelot raises StorageError (this code cannot tell what it holds)."""
+    `verifier`, and against a fingerprint; a long ledger in `processes` (default: one per
+    CPU) at once. An unreadable file is a failed report; a file from a newer Lancelot
+    raises StorageError (this code cannot tell what it holds)."""
     evidence = log.read(verifier) if log is not None else None
     checkpoints = evidence.checkpoints if evidence else ()
-    walk = _Walk()
     try:
-        _walk_file(path, checkpoints, against, walk)
+        spans = _walk_file(path, checkpoints, against, processes)
     except sqlite3.Error as exc:
         reason = f"cannot read the ledger: {exc}"
-        return VerifyReport(False, walk.checked, None, reason, str(path), readable=False)
+        return VerifyReport(False, 0, None, reason, str(path), readable=False)
+    walk = _merge(spans)
     if walk.reason is None:
         _check_ends(walk, checkpoints, against)
     if walk.reason is None and evidence is not None and evidence.problems:
@@ -102,79 +111,83 @@ def _missing(log: CheckpointLog, head: int) -> str | None:
 
 
 def _walk_file(
-    path: Path, checkpoints: Iterable[Checkpoint], against: Fingerprint | None, walk: _Walk
-) -> None:
-    marks: dict[int, list[Checkpoint]] = {}
-    for checkpoint in checkpoints:
-        marks.setdefault(checkpoint.seq, []).append(checkpoint)
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    path: Path,
+    checkpoints: Iterable[Checkpoint],
+    against: Fingerprint | None,
+    processes: int | None,
+) -> list[Span]:
+    """Walk the whole ledger, in spans; raises sqlite3.Error for a file it cannot read."""
+    uri = path.resolve().as_uri()
+    db = connect(uri)
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         check_version(str(path), SCHEMA, int(version))
-        cursor = db.execute(f"SELECT {COLUMNS} FROM receipts ORDER BY seq")
-        prev, expected = GENESIS_HASH, 1
-        while rows := cursor.fetchmany(ROWS_AT_ONCE):
-            for row in rows:
-                walk.checked += 1
-                seq, stored_hash = row[0], row[16]
-                problem = _link_problem(row, expected, prev)
-                if problem is None and seq in marks:
-                    problem = _mark_problem(seq, stored_hash, marks[seq], walk)
-                if problem is not None:
-                    walk.bad_seq, walk.reason = seq, problem
-                    return
-                if against is not None and seq == against.seq:
-                    walk.against_hash = stored_hash
-                prev, expected = stored_hash, seq + 1
-                walk.head = (seq, stored_hash)
+        low, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
     finally:
         db.close()
+    if high is None:
+        return []
+    low = min(int(low), 1)  # a seq below 1 is itself a problem the walk must see
+    count = max(1, processes or os.cpu_count() or 1)
+    if high - low < PARALLEL_FROM:
+        count = 1
+    bounds = _split(low, int(high), min(count, MAX_PROCESSES))
+    marks = [_marks_within(checkpoints, lo, hi) for lo, hi in bounds]
+    spot = against.seq if against is not None else None
+    if len(bounds) == 1:
+        return [walk_span(uri, *bounds[0], marks[0], spot)]
+    spawn = multiprocessing.get_context("spawn")  # never fork a process with threads
+    with ProcessPoolExecutor(len(bounds), mp_context=spawn) as pool:
+        futures = [
+            pool.submit(walk_span, uri, lo, hi, at, spot)
+            for (lo, hi), at in zip(bounds, marks, strict=True)
+        ]
+        return [future.result() for future in futures]
 
 
-def _link_problem(row: tuple[object, ...], expected: int, prev: str) -> str | None:
-    """Why a stored row does not continue the chain, or None."""
-    seq, prev_hash, stored = row[0], row[15], row[16]
-    if seq != expected:
-        return f"receipt(s) {expected}..{int(str(seq)) - 1} missing before this one"
-    if prev_hash != prev:
-        return "does not follow the receipt before it (removed or reordered)"
-    content = {  # StoredReceipt.content(), in sorted key order
-        "action_name": row[4],
-        "action_type": row[3],
-        "cognition_tier": row[10],
-        "duration_ms": row[8],
-        "error_message": row[13],
-        "id": row[1],
-        "inputs": row[5],
-        "metadata": row[14],
-        "outputs": row[6],
-        "parent_id": row[11],
-        "quest_id": row[12],
-        "seq": seq,
-        "status": row[7],
-        "timestamp": row[2],
-        "token_count": row[9],
-    }
-    try:
-        if link(prev, content) == stored:
-            return None
-    except (TypeError, ValueError, UnicodeError):
-        pass
-    return "content does not match its hash (altered)"
+def _split(low: int, high: int, parts: int) -> list[tuple[int, int]]:
+    """[low, high] cut into `parts` consecutive ranges."""
+    size = -(-(high - low + 1) // parts)
+    return [(start, min(start + size - 1, high)) for start in range(low, high + 1, size)]
 
 
-def _mark_problem(seq: int, head: str, at: list[Checkpoint], walk: _Walk) -> str | None:
-    for checkpoint in at:
-        if checkpoint.head != head:
-            since = walk.last_matched.fingerprint if walk.last_matched else "the first receipt"
-            return (
-                f"rewritten: the hash here is not the one checkpoint {checkpoint.fingerprint}"
-                f" (signed {checkpoint.time}) vouches for; something from after {since}"
-                " up to here was changed and the chain re-hashed"
-            )
-        walk.matched += 1
-        walk.last_matched = checkpoint
-    return None
+def _marks_within(
+    checkpoints: Iterable[Checkpoint], low: int, high: int
+) -> dict[int, list[Checkpoint]]:
+    marks: dict[int, list[Checkpoint]] = {}
+    for checkpoint in checkpoints:
+        if low <= checkpoint.seq <= high:
+            marks.setdefault(checkpoint.seq, []).append(checkpoint)
+    return marks
+
+
+def _merge(spans: Sequence[Span]) -> _Walk:
+    """The spans in order, up to the first that stopped at a problem."""
+    walk = _Walk()
+    for span in spans:
+        walk.checked += span.checked
+        walk.matched += span.matched
+        if span.head is not None:
+            walk.head = span.head
+        if span.against_hash is not None:
+            walk.against_hash = span.against_hash
+        walk.last_matched = span.last_matched or walk.last_matched
+        if span.broken is not None:
+            walk.bad_seq, walk.reason = span.bad_seq, _rewritten(span.broken, walk.last_matched)
+            return walk
+        if span.failed:
+            walk.bad_seq, walk.reason = span.bad_seq, span.reason
+            return walk
+    return walk
+
+
+def _rewritten(broken: Checkpoint, matched_before: Checkpoint | None) -> str:
+    since = matched_before.fingerprint if matched_before else "the first receipt"
+    return (
+        f"rewritten: the hash here is not the one checkpoint {broken.fingerprint}"
+        f" (signed {broken.time}) vouches for; something from after {since}"
+        " up to here was changed and the chain re-hashed"
+    )
 
 
 def _check_ends(

@@ -7,14 +7,21 @@ import json
 import os
 import sqlite3
 import stat
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.receipts import verify as verify_module
 from core.receipts.base import VerifyReport
-from core.receipts.checkpoints import CHECKPOINTS_FILE, Checkpointer, CheckpointLog
+from core.receipts.checkpoints import (
+    CHECKPOINTS_FILE,
+    MIN_GAP_SECONDS,
+    Checkpointer,
+    CheckpointLog,
+)
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.schema import COLUMNS
@@ -222,3 +229,39 @@ async def test_the_ledger_verifies_and_checkpoints_on_demand(tmp_path: Path) -> 
         assert report.file == str(tmp_path / "ledger.db")
         assert report.last_checkpoint == checkpoint
         assert report.head == checkpoint.fingerprint
+
+
+@pytest.mark.parametrize("damage", ["none", "rechain", "alter", "remove", "cut"])
+async def test_walking_in_processes_finds_what_one_walk_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    await filled(tmp_path, 40, every=7)
+    if damage == "rechain":
+        rechain(tmp_path, 22)
+    elif damage == "alter":
+        tamper(tmp_path, "UPDATE receipts SET inputs = '{}' WHERE seq = 27")
+    elif damage == "remove":
+        tamper(tmp_path, "DELETE FROM receipts WHERE seq = 14")  # where two spans meet
+    elif damage == "cut":
+        tamper(tmp_path, "DELETE FROM receipts WHERE seq > 33")
+    log, verifier = CheckpointLog(tmp_path / CHECKPOINTS_FILE), load_verifier(tmp_path)
+    alone = verify_ledger(tmp_path / "ledger.db", log, verifier, processes=1)
+    monkeypatch.setattr(verify_module, "PARALLEL_FROM", 10)
+    apart = verify_ledger(tmp_path / "ledger.db", log, verifier, processes=3)
+    assert apart == alone
+    assert apart.ok is (damage == "none")
+
+
+async def test_a_burst_is_signed_about_once_a_second_not_every_n(tmp_path: Path) -> None:
+    started = time.monotonic()
+    async with SqliteLedger(
+        tmp_path / "ledger.db", batch_size=16, checkpoints=checkpointer(tmp_path, every=10)
+    ) as ledger:
+        for i in range(3000):
+            ledger.append(Receipt("command", f"bulk{i}"))
+            if i % 50 == 49:
+                await ledger.flush()  # ~60 commits, each 10 or more past the last checkpoint
+    seconds = time.monotonic() - started
+    seqs = [line["seq"] for line in lines(tmp_path)]
+    assert seqs[-1] == 3000
+    assert len(seqs) <= seconds / MIN_GAP_SECONDS + 2
