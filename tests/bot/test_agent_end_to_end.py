@@ -226,3 +226,32 @@ async def test_write_file_arguments_survive_each_api_encoding(
         (run,) = await owner.receipts("tool_run")
         (sha,) = run.decoded("outputs")["file_changes"].values()
         assert sha == hashlib.sha256(content.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_now_delete_it_through_each_sdk(tmp_path: Path, provider: str) -> None:
+    """Issue 16's first "Done when": the second message refers to the first one's file."""
+    async with lancelot(tmp_path, provider) as owner:
+        owner.fake.reply(
+            intent("EXEC_REQUEST"),
+            tool("write_file", path="/workspace/groceries.txt", content="milk\n"),
+            answer("Created groceries.txt.", [("write_file", "/workspace/groceries.txt")]),
+            intent("EXEC_REQUEST"),
+            tool("delete_file", path="/workspace/groceries.txt"),
+            answer("Deleted groceries.txt.", [("delete_file", "/workspace/groceries.txt")]),
+        )
+        made = await owner.say("make a groceries list with milk")
+        assert made.title == "Done"
+        assert (owner.workspace / "groceries.txt").read_text() == "milk\n"
+        seen_before = len(owner.fake.requests)
+        approval = await owner.say("now delete it")
+        # What the SDK sent for "now delete it" carried the earlier turn (in its encoding).
+        sent = json.dumps([r.body for r in owner.fake.requests[seen_before:]])
+        assert "make a groceries list with milk" in sent
+        assert "Created groceries.txt." in sent
+        assert approval.kind is CardKind.APPROVAL
+        assert "/workspace/groceries.txt" in approval.body
+        await tap(owner.app, owner.phone, approval, "Approve")
+        reply = await owner.next_card()
+        assert "Deleted groceries.txt." in reply.body
+        assert not (owner.workspace / "groceries.txt").exists()
