@@ -255,3 +255,21 @@ async def test_now_delete_it_through_each_sdk(tmp_path: Path, provider: str) -> 
         reply = await owner.next_card()
         assert "Deleted groceries.txt." in reply.body
         assert not (owner.workspace / "groceries.txt").exists()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_remembered_name_reaches_the_model_after_a_restart(
+    tmp_path: Path, provider: str
+) -> None:
+    async with lancelot(tmp_path, provider) as owner:
+        owner.fake.reply(
+            intent("EXEC_REQUEST"),
+            tool("remember", text="The owner's server is called atlas."),
+            answer("I'll remember that.", [("remember", "server is called atlas")]),
+        )
+        await owner.say("remember that my server is called atlas")
+    async with lancelot(tmp_path, provider) as owner:
+        owner.fake.reply(intent("KNOWLEDGE_REQUEST"), answer("Your server is called atlas."))
+        card = await owner.say("what is my server called?")
+        assert "atlas" in json.dumps([r.body for r in owner.fake.requests])
+        assert "Your server is called atlas." in card.body
