@@ -44,6 +44,8 @@ def wire_agent(
         memory=agent_memory(app, memory),
     )
     app.commands.free_text(agent.handle)
+    if kit is not None:  # an approved step whose request a restart stopped: answer it
+        kit.approvals.when_unwaited(agent.resume)
     app.commands.action(CARRY_OUT, agent.carry_out)
     app.status_fields["Agent"] = lambda: (
         "ready" if models.has_flagship() else "no model provider (commands only)"

@@ -26,6 +26,8 @@ from core.commands.registry import PressContext
 from core.errors import DeliveryFailed, ProviderUnavailable
 from core.events import Button, Card, CardKind, Inbound
 from core.features import FeatureFlags
+from core.governance.approvals import Approval
+from core.governance.execution import RunReport
 from core.governance.gateway import ToolGateway
 from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
@@ -44,6 +46,10 @@ SYSTEM = (
 AGENT_OFF = "Free-form requests are switched off (FEATURE_AGENT). /help lists what works."
 
 CARRY_OUT = "agent.carry_out"  # the plan card's button
+RESUMED = (
+    "Lancelot restarted while you waited for the owner's approval. The owner has approved "
+    "the step since, and it ran (this is the real outcome):"
+)
 OFFER_TTL = 86400.0  # a plan can be carried out for a day after it was shown
 
 
@@ -87,8 +93,11 @@ class Agent:
         if self._memory is not None:
             quest.system = SYSTEM + await self._memory.compile(quest, chat, text)
             await self._memory.record(chat, "owner", text, receipt_id)
+            memory = self._memory
+            quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
         card = await self._handle(quest, event, text, receipt_id, started)
         if self._memory is not None:
+            await self._memory.done(chat)
             await self._memory.record_reply(chat, card)
             if quest.tools_used:  # a task, not a chat: later alike requests learn from it
                 elapsed = (time.perf_counter() - started) * 1000
@@ -181,6 +190,34 @@ class Agent:
         request = CompletionRequest((*messages, ask), json_schema=FINAL_SCHEMA)
         completion = await quest.complete(request, "final_answer")
         return parse_final(completion.text) or FinalAnswer(response_to_user=fallback.strip())
+
+    async def resume(self, approval: Approval, report: RunReport) -> None:
+        """An approved step ran after a restart stopped the request that asked for it: pick
+        that request up from working memory and answer the owner from what really ran."""
+        if self._memory is None:
+            return
+        task = await self._memory.task_waiting_on(approval.id)
+        if task is None:
+            return
+        channel, _, chat_id = task.chat.partition(":")
+        quest = self._start(channel, chat_id, task.quest_id or approval.id, {"text": task.request})
+        quest.system = SYSTEM + await self._memory.compile(quest, task.chat, task.request)
+        quest.run_receipts.append(report.receipt_id)
+        ran = f"$ {approval.action.describe()}\n{report.text}"
+        messages = [
+            Message(Role.SYSTEM, f"{quest.system}\n\n{FINAL_INSTRUCTIONS}"),
+            Message(Role.USER, task.request),
+            Message(Role.USER, f"{RESUMED}\n{ran}"),
+        ]
+        try:
+            answer = await self._restate(quest, messages, ran)
+        except ProviderUnavailable as exc:
+            card = await self._gate.outage(quest, exc)
+        else:
+            card, _ = await self._gate.reply(quest, answer)
+        await self._memory.done(task.chat)
+        await self._memory.record_reply(task.chat, card)
+        await self._show(channel, chat_id, card)
 
     async def carry_out(self, ctx: PressContext) -> Card | None:
         """The plan card's button: run the plan the owner read, step by step, then answer."""

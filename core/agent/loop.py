@@ -77,6 +77,7 @@ class ToolLoop:
                 via=quest.channel,
                 parent_id=call_id,
                 quest_id=quest.trail.quest_id,
+                asked=quest.asked,
             )
         except LancelotError as exc:
             log.warning("tool %s failed: %s", call.name, exc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from core.agent.quest import Quest
 from core.events import Card
 from core.memory import Memory
-from core.memory.model import Role
+from core.memory.model import Role, WorkingTask
 
 GUARD = (
     "What follows is context from memory: the owner's earlier words, your earlier answers, "
@@ -55,6 +55,18 @@ class ConversationMemory:
             outcome=card.title,
             duration_ms=elapsed_ms,
         )
+
+    async def waiting(self, chat: str, request: str, approval_id: str, quest_id: str) -> None:
+        """This chat's request waits on an approval: kept, so a restart can resume it."""
+        await self._memory.set_task(chat, request, approval_id=approval_id, quest_id=quest_id)
+
+    async def done(self, chat: str) -> None:
+        """The chat's task is answered."""
+        await self._memory.finish_task(chat)
+
+    async def task_waiting_on(self, approval_id: str) -> WorkingTask | None:
+        """The task a restart left waiting on this approval, if any."""
+        return await self._memory.task_waiting_on(approval_id)
 
     async def record_reply(self, chat: str, card: Card) -> None:
         """The agent's answer, and what its tools did as the receipts show it."""

@@ -37,6 +37,8 @@ class Quest:
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
     system: str = ""  # the system prompt: the agent's rules, then what memory compiled
+    # Hears the id of an approval this request waits on (kept so a restart can resume it).
+    asked: Callable[[str], Awaitable[None]] | None = None
 
     @property
     def exhausted(self) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from types import TracebackType
 from typing import Self
@@ -66,6 +66,7 @@ class ApprovalService:
         self._expirer: asyncio.Task[None] | None = None
         self._waiters = SettlementWaiters()
         self._supervisor = tasks or Supervisor()
+        self._unwaited: list[Callable[[Approval, RunReport], Awaitable[None]]] = []
         self._dry_runs = dry_runs  # a dry run's effects are dropped when its card is
         self._undo = undo  # an applied change's card gets an Undo button
 
@@ -91,22 +92,39 @@ class ApprovalService:
         return approval.id
 
     async def request_and_wait(
-        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
+        self,
+        action: ToolAction,
+        decision: Decision,
+        via: str,
+        quest_id: str | None = None,
+        asked: Callable[[str], Awaitable[None]] | None = None,
     ) -> Settlement:
         """Ask the owner as request() does, then wait (only this caller) until the approval
-        is executed, denied, expired or interrupted. The decision may come from any copy."""
+        is executed, denied, expired or interrupted. The decision may come from any copy.
+        `asked` hears the approval's id once its card is out (to note what waits on it)."""
         approval = await self._create(action, decision, via, quest_id)
         # Listen before the card goes out, so even the fastest tap is not lost.
         waiter = self._waiters.watch(approval.id)
         try:
             await self._send_pending(approval)
+            if asked is not None:
+                await asked(approval.id)
             return await waiter
         finally:
             self._waiters.unwatch(approval.id, waiter)
 
+    def when_unwaited(self, listener: Callable[[Approval, RunReport], Awaitable[None]]) -> None:
+        """Be told of an approved action that ran with nobody waiting for it (whoever asked
+        was stopped by a restart): the agent picks its task up again."""
+        self._unwaited.append(listener)
+
     async def _settle(self, approval_id: str, report: RunReport | None = None) -> None:
         """Wake whoever waits for this approval with its final state (and what ran)."""
         if not self._waiters.wanted(approval_id):
+            approval = await self._store.get(approval_id)
+            if report is not None and approval is not None:
+                for listener in self._unwaited:
+                    await listener(approval, report)
             return
         approval = await self._store.get(approval_id)
         if approval is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
@@ -96,6 +96,7 @@ class _Call:
     wait: bool
     limit: Limit | None
     labels: Mapping[str, object] | None
+    asked: Callable[[str], Awaitable[None]] | None = None  # hears a waited-on approval's id
 
 
 class ToolGateway:
@@ -132,12 +133,13 @@ class ToolGateway:
         wait: bool = True,
         limit: Limit | None = None,
         labels: Mapping[str, object] | None = None,
+        asked: Callable[[str], Awaitable[None]] | None = None,
     ) -> ToolOutcome:
         """Run `action` under governance. With `wait`, an approval suspends only the caller
         until it settles; without, the card goes out and the outcome is WAITING. `labels`
         are added to the decision receipt's metadata (which skill asked, ...)."""
         decision = self._policy.decide(action, autonomous=autonomous)
-        call = _Call(via, parent_id, quest_id, autonomous, wait, limit, labels)
+        call = _Call(via, parent_id, quest_id, autonomous, wait, limit, labels, asked)
         if decision.verdict is not Verdict.DENY and judged_by_effect(action):
             if self._dry_runs is not None and await self._dry_runs.visible():
                 try:
@@ -171,7 +173,7 @@ class ToolGateway:
             if not wait:
                 approval_id = await self._approvals.request(action, decision, via, quest_id)
                 return replace(base, kind=OutcomeKind.WAITING, approval_id=approval_id)
-            return await self._ask(action, decision, via, quest_id, base)
+            return await self._ask(action, decision, call, base)
         if decision.auto_approved:
             self._record(
                 action,
@@ -241,14 +243,11 @@ class ToolGateway:
         return await self._executor.finish(quest_id)
 
     async def _ask(
-        self,
-        action: ToolAction,
-        decision: Decision,
-        via: str,
-        quest_id: str | None,
-        base: ToolOutcome,
+        self, action: ToolAction, decision: Decision, call: _Call, base: ToolOutcome
     ) -> ToolOutcome:
-        settled = await self._approvals.request_and_wait(action, decision, via, quest_id)
+        settled = await self._approvals.request_and_wait(
+            action, decision, call.via, call.quest_id, call.asked
+        )
         approval = settled.approval
         base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
         if approval.state is ApprovalState.DENIED:

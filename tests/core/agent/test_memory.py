@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import StorageError
-from core.events import Button, Card, CardKind
+from core.events import Button, ButtonPress, Card, CardKind
 from core.llm.types import Completion, CompletionRequest, Role
 from tests.core.agent.stage import Stage, stage
 from tests.fakes.owner import tap
@@ -222,3 +222,25 @@ async def test_forget_from_a_search_and_recall_by_the_model(lancelot: Stage) -> 
     assert forgotten.body.startswith("Forgotten")
     again = await lancelot.say("/memory search Miso")
     assert "Nothing remembered matches" in again.body
+
+
+async def test_a_task_waiting_on_an_approval_answers_after_a_restart(tmp_path: Path) -> None:
+    async with stage(tmp_path) as first:
+        put(first.workspace / "old.log", "x")
+        first.model(call("run_command", command="rm /workspace/old.log"))
+        approval = await first.say("delete old.log")
+        assert approval.kind is CardKind.APPROVAL
+        ref = first.phone.delivered[-1][0]
+    # Lancelot stopped while the request waited; the owner taps Approve on the old card.
+    async with stage(tmp_path) as second:
+        seen = Seen()
+        second.model(seen.answer("Deleted old.log.", ("run_command", "rm /workspace/old.log")))
+        token = next(b.action_token for b in approval.buttons if b.label == "Approve")
+        await second.app.bus.publish(ButtonPress("memory", "owner", "owner-chat", ref, token))
+        answer = await second.next_card()
+        while answer.kind is not CardKind.REPLY:
+            answer = await second.next_card()
+        assert not (second.workspace / "old.log").exists()
+        assert "Deleted old.log." in answer.body
+        assert "Correction" not in answer.body
+        assert "delete old.log" in seen.systems[0] or "restarted" in seen.systems[0]
