@@ -149,7 +149,11 @@ async def test_chat_then_open_the_receipts_link_like_a_browser(tmp_path: Path) -
                 assert "start" in page
                 assert "command" in page
             async with browser.get(link) as response:
-                assert response.status == 401  # the link worked once
+                # The link worked once; this browser is signed in, so it lands on the list.
+                assert response.status == 200
+                assert str(response.url).endswith("/receipts")
+            async with aiohttp.ClientSession() as stranger, stranger.get(link) as response:
+                assert response.status == 401  # without the session, a used link is spent
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
