@@ -11,6 +11,7 @@ import argparse
 import json
 import sqlite3
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +20,7 @@ from core.config import Settings
 from core.errors import StorageError
 from core.receipts.base import Checkpoint, VerifyReport
 from core.receipts.checkpoints import CHECKPOINTS_FILE, CheckpointLog
+from core.receipts.export import stored_rows
 from core.receipts.schema import COLUMNS
 from core.receipts.signing import load_verifier
 from core.receipts.verify import Fingerprint, verify_ledger
@@ -144,28 +146,21 @@ def export(settings: Settings, args: argparse.Namespace) -> int:
         path = _ledger_path(settings)
     except StorageError as exc:
         return _error(str(exc), as_json=False)
-    where, params = ["seq >= ?", "seq <= ?"], [args.first or 1, args.last or 2**62]
-    if args.action_type:
-        where.append("action_type = ?")
-        params.append(args.action_type)
-    sql = f"SELECT {COLUMNS} FROM receipts WHERE {' AND '.join(where)} ORDER BY seq"
-    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+    rows = stored_rows(path, args.first or 1, args.last, args.action_type)
     try:
         if args.out is None:
-            count = _write_rows(db.execute(sql, params), sys.stdout)
+            count = _write_rows(rows, sys.stdout)
         else:
             with args.out.open("w", encoding="utf-8") as out:
-                count = _write_rows(db.execute(sql, params), out)
+                count = _write_rows(rows, out)
     except (sqlite3.Error, OSError) as exc:
         print(f"lancelot: {path}: cannot export: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    finally:
-        db.close()
     print(f"exported {count:,} receipts from {path}", file=sys.stderr)
     return EXIT_OK
 
 
-def _write_rows(rows: sqlite3.Cursor, out: TextIO) -> int:
+def _write_rows(rows: Iterable[tuple[object, ...]], out: TextIO) -> int:
     count = 0
     for row in rows:
         out.write(json.dumps(dict(zip(FIELDS, row, strict=True)), separators=(",", ":")) + "\n")
