@@ -16,6 +16,7 @@ from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
 from core.governance.execution import Executor
 from core.governance.gateway import ToolGateway
+from core.governance.intents import report_interrupted
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
@@ -73,7 +74,8 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     """Register /run, /approvals, /crusader and /soul on the kernel; return the kit.
 
     The kit's approval service is started here, on the kernel's stack (it reconciles
-    approvals left from before a restart and expires stale ones).
+    approvals left from before a restart and expires stale ones); actions a stop interrupted
+    are reported first.
     """
     keeper = load_soul(app.home)
     crusader = CrusaderMode(app.state)
@@ -89,6 +91,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     undo = UndoDesk(shell.effects, app.tokens, app.ledger)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)
+    await report_interrupted(app.ledger)  # intents a stop left without an outcome
     store = ApprovalStore(app.state)
     await store.setup()
     approvals = ApprovalService(

@@ -1,4 +1,5 @@
-"""Runs governed actions through the tool fabric, with receipts; durable ones for T2/T3."""
+"""Runs governed actions through the tool fabric, with receipts: an intent on disk before
+anything that may change something runs (write-ahead), the outcome after (durable for T2/T3)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.model import Receipt, ReceiptStatus, new_receipt_id
 from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
 
 HIGH_RISK = ("T2", "T3")
+READ_ONLY = "T0"  # the Soul's tier for what changes nothing: no intent needed
 MAX_RECEIPT_OUTPUT = 2000
 MAX_PARAM_CHARS = 500
 
@@ -57,6 +59,16 @@ def _bounded_params(params: Mapping[str, Any]) -> dict[str, Any]:
             value = f"{value[:MAX_PARAM_CHARS]}... [{len(value):,} characters]"
         out[key] = value
     return out
+
+
+def _policy(trace: _Trace) -> dict[str, object]:
+    """The decision's snapshot for a receipt (naming the approval, when there was one)."""
+    policy: dict[str, object] = (
+        dict(trace.policy) if trace.policy is not None else {"tier": trace.tier}
+    )
+    if trace.approval_id is not None:
+        policy.setdefault("approval_id", trace.approval_id)
+    return policy
 
 
 class Executor:
@@ -105,6 +117,9 @@ class Executor:
         snapshot = None
         if tier == "T1" and self._journal is not None:
             snapshot = await self._journal.snapshot(action, quest_id)
+        outcome_id = new_receipt_id()
+        if tier != READ_ONLY:
+            await self._intend(action, trace, outcome_id)
         started = time.perf_counter()
         result: ToolResult | None
         error: str | None = None
@@ -120,7 +135,7 @@ class Executor:
             result, error, text = None, str(exc), f"Failed: {exc}"
         if snapshot is not None and self._journal is not None:
             self._journal.verify_later(snapshot, result or ToolResult(1, error or ""))
-        receipt_id = await self._receipt(action, trace, result, error, started)
+        receipt_id = await self._receipt(action, trace, result, error, started, outcome_id)
         if result is not None:
             output = result.output.strip() or "(no output)"
             if result.fallback:  # never degrade silently: say which provider ran instead
@@ -135,6 +150,31 @@ class Executor:
             return None
         return await self._journal.barrier(quest_id)
 
+    async def _intend(self, action: ToolAction, trace: _Trace, outcome_id: str) -> None:
+        """The intent receipt, committed before the action runs: what, why (the policy), on
+        whose approval, and the id its outcome will have. A crash between the two leaves an
+        intent without an outcome, reported as interrupted after the restart (intents.py)."""
+        await self._ledger.append_durable(
+            Receipt(
+                action_type=GovernanceReceipt.TOOL_INTENT,
+                action_name=action.capability,
+                inputs={
+                    "command": action.describe(),
+                    "action_hash": action.digest,
+                    "params": _bounded_params(action.params),
+                },
+                outputs={"outcome_id": outcome_id},
+                status=ReceiptStatus.PENDING,
+                parent_id=trace.parent_id,
+                quest_id=trace.quest_id,
+                metadata={
+                    "tier": trace.tier,
+                    "approval_id": trace.approval_id,
+                    "policy": _policy(trace),
+                },
+            )
+        )
+
     async def _receipt(
         self,
         action: ToolAction,
@@ -142,14 +182,12 @@ class Executor:
         result: ToolResult | None,
         error: str | None,
         started: float,
+        receipt_id: str | None = None,
     ) -> str:
         """The ToolReceipt: capability, action, provider, inputs (the ledger redacts them),
         bounded outputs, the policy snapshot and the changed files with their hashes."""
         ok = result is not None and result.exit_code == 0
         provider = (result.provider if result else None) or self._runner.name
-        policy = dict(trace.policy) if trace.policy is not None else {"tier": trace.tier}
-        if trace.approval_id is not None:
-            policy.setdefault("approval_id", trace.approval_id)
         receipt = Receipt(
             action_type=GovernanceReceipt.TOOL_RUN,
             action_name=action.capability,
@@ -180,8 +218,9 @@ class Executor:
                 "runner": provider,
                 "provider": provider,
                 "approval_id": trace.approval_id,
-                "policy": policy,
+                "policy": _policy(trace),
             },
+            id=receipt_id or new_receipt_id(),
         )
         if trace.tier in HIGH_RISK:
             await self._ledger.append_durable(receipt)

@@ -11,7 +11,10 @@ class GovernanceReceipt(StrEnum):
 
     POLICY_DECISION = "policy_decision"  # what the Soul decided, with the rule and tier
     CRUSADER_AUTO_APPROVAL = "crusader_auto_approval"  # Crusader mode approved it instead
+    TOOL_INTENT = "tool_intent"  # on disk before an action that may change anything runs
     TOOL_RUN = "tool_run"  # the run itself: provider, inputs, outputs, file changes
+    TOOL_INTERRUPTED = "tool_interrupted"  # an intent with no outcome: Lancelot stopped
+    INTENTS_CHECKED = "intents_checked"  # the intents up to a seq were matched after a start
     DRY_RUN = "dry_run"  # a shell command run in a copy of the workspace: output, effects
     DRY_RUN_DISCARDED = "dry_run_discarded"  # its effects were not applied (Deny, lapsed)
     CHANGE_UNDONE = "change_undone"  # an applied change taken back (Undo)
