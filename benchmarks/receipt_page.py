@@ -65,7 +65,9 @@ def make_receipt(rng: random.Random, i: int, parents: list[str]) -> Receipt:
     text = " ".join(rng.choices(WORDS, k=6))
     if i % 20_000 == 7:
         text += f" {RARE_WORD}"
-    parent = rng.choice(parents) if parents and rng.random() < 0.3 else None
+    # Every 50th receipt is a request; 30 % of the others belong to one (its quest).
+    request = i % 50 == 0
+    parent = rng.choice(parents) if parents and not request and rng.random() < 0.3 else None
     return Receipt(
         action_type=RARE_TYPE if i % 10_000 == 3 else rng.choice(ACTION_TYPES),
         action_name=f"{rng.choice(WORDS)}-{i % 97}",
@@ -75,6 +77,7 @@ def make_receipt(rng: random.Random, i: int, parents: list[str]) -> Receipt:
         duration_ms=round(rng.expovariate(1 / 200), 1),
         error_message=f"{rng.choice(WORDS)} failed" if status == ReceiptStatus.FAILURE else None,
         parent_id=parent,
+        quest_id=parent,
         metadata={"i": i},
     )
 
@@ -198,7 +201,9 @@ async def run(directory: Path, count: int, requests: int, write_rate: int) -> No
             await access.setup()
             app = build_web_app(ledger=ledger, access=access, health=HealthMonitor())
             scenarios = {
-                "first page": "/receipts",
+                "first page (by request)": "/receipts",
+                f"older requests before={total // 100}": f"/receipts?before={total // 100}",
+                "first page, one by one": "/receipts?view=all",
                 "type + status=failure": f"/receipts?type={types[0]}&status=failure",
                 "rare type + status=failure": f"/receipts?type={RARE_TYPE}&status=failure",
                 f"search q={WORDS[0]}": f"/receipts?q={WORDS[0]}",
@@ -210,7 +215,7 @@ async def run(directory: Path, count: int, requests: int, write_rate: int) -> No
                     f"/receipts?q={WORDS[1]}&type={types[1]}&status=failure"
                 ),
                 "search + rare type (bounded)": f"/receipts?q={WORDS[5]}&type={RARE_TYPE}",
-                f"deep page before={total // 100}": f"/receipts?before={total // 100}",
+                f"deep page before={total // 100}": f"/receipts?view=all&before={total // 100}",
                 "deep filtered page": f"/receipts?type={types[2]}&before={total // 100}",
                 "detail (with children)": await detail_path(ledger),
             }

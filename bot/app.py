@@ -195,6 +195,7 @@ async def _start_kernel(
             page_size=settings.web.page_size,
             routes=routes,
             secure_cookies=settings.public_url.startswith("https://"),
+            timezone=settings.scheduler.timezone,
         )
         web_port = await _serve(web_app, settings, stack, optional=web_optional)
     return Kernel(

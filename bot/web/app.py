@@ -7,6 +7,8 @@ only routes registered for a method accept it, every other non-GET/HEAD request 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -34,16 +36,27 @@ def build_web_app(
     page_size: int = 50,
     routes: Iterable[web.AbstractRouteDef] = (),
     secure_cookies: bool = False,
+    timezone: str | None = None,
 ) -> web.Application:
     """The web app with /health/live, /health/ready, /, /receipts and any extra `routes`;
-    `secure_cookies` when the public URL is https."""
+    `secure_cookies` when the public URL is https; times in `timezone` (the owner's, an IANA
+    name; None or an unknown name: this machine's)."""
     app = web.Application(middlewares=[read_only])
     app.on_response_prepare.append(add_security_headers)
     app.router.add_routes(health_routes(health))
-    views = ReceiptViews(ledger, access, page_size, secure_cookies=secure_cookies)
+    views = ReceiptViews(
+        ledger, access, page_size, secure_cookies=secure_cookies, zone=_zone(timezone)
+    )
     app.router.add_routes(views.routes())
     app.router.add_routes(routes)
     return app
+
+
+def _zone(name: str | None) -> tzinfo | None:
+    try:
+        return ZoneInfo(name) if name else None
+    except (ZoneInfoNotFoundError, ValueError):
+        return None  # the scheduler refuses the settings with the reason in one line
 
 
 def health_routes(health: HealthMonitor) -> list[web.RouteDef]:

@@ -6,6 +6,7 @@ import json
 import logging
 import sqlite3
 import time
+from datetime import tzinfo
 from typing import Any
 from urllib.parse import quote
 
@@ -14,6 +15,7 @@ from aiohttp import web
 from multidict import MultiMapping
 from yarl import URL
 
+from bot.web.stories import decided_by, story_view
 from core.errors import InvalidToken
 from core.receipts import ReceiptQuery, ReceiptStatus, ReceiptStore
 from core.security.viewer_access import ViewerAccess
@@ -26,6 +28,9 @@ MAX_ID_CHARS = 128
 CHILDREN_SHOWN = 100
 TYPES_TTL = 60.0  # the filter menu may lag a new action type by this many seconds
 ASK_AGAIN = "Ask for a new link with /receipts in chat."
+FLAT = "all"  # ?view=all: every receipt, one by one (the first page groups them by request)
+STORIES_PER_PAGE = 20
+MATCH_CAP = 10_000  # a search counts its matches up to this
 
 # Chat apps fetch links to draw previews; such a fetch must not spend the one-time link.
 LINK_PREVIEW_AGENTS = (
@@ -90,6 +95,7 @@ def _is_link_preview(request: web.Request) -> bool:
 def _page_url(query: ReceiptQuery, before_seq: int | None) -> str:
     """The list URL with the same filters, starting below `before_seq` (None: the newest)."""
     params = {
+        "view": FLAT,
         "type": query.action_type,
         "status": query.status,
         "q": query.text,
@@ -109,11 +115,13 @@ class ReceiptViews:
         page_size: int = 50,
         *,
         secure_cookies: bool = False,
+        zone: tzinfo | None = None,
     ) -> None:
         self._ledger = ledger
         self._access = access
         self._page_size = page_size
         self._secure = secure_cookies
+        self._zone = zone  # the owner's time zone (None: this machine's)
         self._templates = _templates()
         self._types: tuple[float, list[str]] | None = None
 
@@ -145,8 +153,12 @@ class ReceiptViews:
         query = self._query(request.query)
         if query is None:
             return self._message(400, "Bad request", "That page address is not valid.")
+        flat = request.query.get("view") == FLAT or query.action_type or query.status
+        if not (flat or query.text):
+            return await self._stories_page(query)
         try:
             page = await self._ledger.page(query)
+            matches = await self._ledger.count_matching(query.text, MATCH_CAP) if query.text else 0
         except sqlite3.OperationalError as exc:  # a search the index cannot read
             log.warning("receipt search refused: %s", exc)
             return self._message(400, "Search not understood", "Try other words.")
@@ -160,8 +172,26 @@ class ReceiptViews:
             statuses=[status.value for status in ReceiptStatus],
             query=query,
             total=await self._ledger.count(),
+            matches=matches,
+            match_cap=MATCH_CAP,
             older_url=_page_url(query, page.next_before_seq) if page.next_before_seq else None,
             newest_url=_page_url(query, None) if query.before_seq else None,
+        )
+
+    async def _stories_page(self, query: ReceiptQuery) -> web.Response:
+        """The first page: one row per request, what it led to folded under it."""
+        page = await self._ledger.stories(query.before_seq, STORIES_PER_PAGE)
+        deciders = await decided_by(self._ledger, page.stories)
+        older = page.next_before_seq
+        return self._render(
+            "stories.html",
+            stories=[story_view(s, self._zone, deciders) for s in page.stories],
+            types=await self._action_types(),
+            statuses=[status.value for status in ReceiptStatus],
+            query=query,
+            total=await self._ledger.count(),
+            older_url=f"/receipts?before={older}" if older else None,
+            newest_url="/receipts" if query.before_seq else None,
         )
 
     async def detail_page(self, request: web.Request) -> web.Response:
@@ -174,8 +204,11 @@ class ReceiptViews:
             return self._message(404, "Not found", "There is no receipt with that id.")
         parent = await self._ledger.get(receipt.parent_id) if receipt.parent_id else None
         children = await self._ledger.children(receipt.id, limit=CHILDREN_SHOWN)
+        checkpoint = self._ledger.latest_checkpoint
         return self._render(
             "detail.html",
+            total=await self._ledger.count(),
+            checkpoint=checkpoint if checkpoint and checkpoint.seq >= receipt.seq else None,
             r=receipt,
             inputs=_pretty(receipt.decoded("inputs")),
             outputs=_pretty(receipt.decoded("outputs")),

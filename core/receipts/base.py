@@ -28,6 +28,24 @@ class ReceiptPage:
 
 
 @dataclass(frozen=True, slots=True)
+class Story:
+    """One request and what it led to: a receipt with no parent and no quest (an owner's
+    message, a scheduled run, ...) and the receipts of its quest, oldest first."""
+
+    root: StoredReceipt
+    members: tuple[StoredReceipt, ...]
+    size: int  # receipts in the quest; more than `members` holds when it is long
+
+
+@dataclass(frozen=True, slots=True)
+class StoryPage:
+    """Newest-first stories and the cursor for the next (older) page, if any."""
+
+    stories: tuple[Story, ...]
+    next_before_seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A signed statement that the ledger held `seq` receipts, the last hashing to `head`."""
 
@@ -85,6 +103,16 @@ class ReceiptStore(Protocol):
 
     async def page(self, query: ReceiptQuery) -> ReceiptPage:
         """A newest-first page matching the query."""
+
+    async def stories(self, before_seq: int | None, limit: int) -> StoryPage:
+        """A newest-first page of requests, each with the receipts of its quest."""
+
+    async def count_matching(self, text: str, cap: int) -> int:
+        """How many receipts contain the words of `text` (counting stops at `cap` + 1)."""
+
+    @property
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest signed checkpoint (None: not signing, or none yet)."""
 
     async def count(self) -> int:
         """How many receipts are stored."""

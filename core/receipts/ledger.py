@@ -12,7 +12,13 @@ from types import TracebackType
 from typing import Self
 
 from core.errors import StorageError
-from core.receipts.base import Checkpoint, ReceiptPage, ReceiptQuery, VerifyReport
+from core.receipts.base import (
+    Checkpoint,
+    ReceiptPage,
+    ReceiptQuery,
+    StoryPage,
+    VerifyReport,
+)
 from core.receipts.chain import HASH, ID, SEQ, Row
 from core.receipts.checkpoints import Checkpointer
 from core.receipts.model import Receipt, StoredReceipt
@@ -297,6 +303,14 @@ class SqliteLedger:
     async def page(self, query: ReceiptQuery) -> ReceiptPage:
         """A newest-first page of committed receipts."""
         return await self._reader.page(query)
+
+    async def stories(self, before_seq: int | None, limit: int) -> StoryPage:
+        """A newest-first page of requests, each with the receipts of its quest."""
+        return await self._reader.stories(before_seq, limit)
+
+    async def count_matching(self, text: str, cap: int) -> int:
+        """How many receipts contain the words of `text` (up to `cap` + 1)."""
+        return await self._reader.count_matching(text, cap)
 
     async def count(self) -> int:
         """How many receipts are committed."""

@@ -29,6 +29,32 @@ def page_sql(query: ReceiptQuery, columns: str) -> tuple[str, list[object]]:
     return f"SELECT {columns} FROM receipts{clause} ORDER BY seq DESC LIMIT ?", params
 
 
+# A story's root: a receipt that is no one's child and in no quest. Presses are left out:
+# what a press decides is recorded in the quest it belongs to.
+ROOT_WHERE = (
+    "parent_id IS NULL AND quest_id IS NULL AND action_type NOT IN ('button', 'button_refused')"
+)
+
+
+def roots_sql(columns: str) -> str:
+    """Story roots between two seqs (parameters: low, high, limit), newest first."""
+    return (
+        f"SELECT {columns} FROM receipts WHERE {ROOT_WHERE} AND seq BETWEEN ? AND ?"
+        " ORDER BY seq DESC LIMIT ?"
+    )
+
+
+def members_sql(columns: str) -> str:
+    """The first receipts of each quest in a JSON array of ids (parameters: the array, how
+    many per quest), oldest first, each row followed by its quest's size."""
+    return (
+        f"SELECT * FROM (SELECT {columns}, count(*) OVER quest AS size,"
+        " row_number() OVER (quest ORDER BY seq) AS n FROM receipts"
+        " WHERE quest_id IN (SELECT value FROM json_each(?))"
+        " WINDOW quest AS (PARTITION BY quest_id)) WHERE n <= ? ORDER BY seq"
+    )
+
+
 def by_seqs_sql(columns: str) -> str:
     """Receipts whose seqs are in a JSON array (the one parameter), newest first. One
     parameter however many seqs: no host-parameter limit to meet."""

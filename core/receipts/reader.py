@@ -11,7 +11,7 @@ from typing import cast
 
 import aiosqlite
 
-from core.receipts.base import ReceiptPage, ReceiptQuery
+from core.receipts.base import ReceiptPage, ReceiptQuery, Story, StoryPage
 from core.receipts.chain import Row
 from core.receipts.fts import fts_expression
 from core.receipts.model import GENESIS_HASH, StoredReceipt
@@ -19,9 +19,11 @@ from core.receipts.query import (
     by_ids_sql,
     by_seqs_sql,
     filters,
+    members_sql,
     page_sql,
     passing_range_sql,
     passing_sql,
+    roots_sql,
 )
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
@@ -32,6 +34,11 @@ from core.receipts.search import SearchIndex
 SEARCH_CHUNK = 500
 SEARCH_GROWTH = 4
 SEARCH_MAX_SCAN = 20_000
+
+# The story page looks for roots among this many receipts at a time (a long quest holds no
+# root: the page ends short, with a cursor to go on from), and shows this many of each quest.
+STORY_SCAN = 20_000
+MEMBERS_SHOWN = 30
 
 # Distinct action types by hopping through the index: cheap at any ledger size.
 ACTION_TYPES_SQL = """
@@ -147,6 +154,31 @@ class LedgerReader:
         shown = matched[: query.limit]
         more = len(matched) > query.limit
         return ReceiptPage(tuple(await self._by_seqs(shown)), shown[-1] if more else None)
+
+    async def stories(self, before_seq: int | None, limit: int) -> StoryPage:
+        """Newest-first requests (receipts with no parent and no quest, presses aside), each
+        with the first receipts of its quest."""
+        high = before_seq - 1 if before_seq is not None else await self.count()
+        low = max(1, high - STORY_SCAN + 1)
+        roots = await self.fetch(roots_sql(COLUMNS), (low, high, limit + 1))
+        cursor = roots[limit].seq + 1 if len(roots) > limit else (low if low > 1 else None)
+        roots = roots[:limit]
+        ids = json.dumps([root.id for root in roots])
+        members: dict[str, list[StoredReceipt]] = {}
+        sizes: dict[str, int] = {}
+        for row in await self.rows(members_sql(COLUMNS), (ids, MEMBERS_SHOWN)):
+            receipt = StoredReceipt(*row[:17])
+            members.setdefault(str(receipt.quest_id), []).append(receipt)
+            sizes[str(receipt.quest_id)] = int(row[17])
+        stories = tuple(
+            Story(root, tuple(members.get(root.id, ())), sizes.get(root.id, 0)) for root in roots
+        )
+        return StoryPage(stories, cursor)
+
+    async def count_matching(self, text: str, cap: int) -> int:
+        """How many receipts contain the words of `text`, up to `cap` + 1."""
+        expression = fts_expression(text)
+        return await self._search.count(expression, cap) if expression else 0
 
     async def _passing(self, query: ReceiptQuery, seqs: list[int]) -> list[int]:
         """The seqs (newest first) whose receipts pass the query's filters."""

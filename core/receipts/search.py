@@ -106,6 +106,16 @@ class SearchIndex:
         async with self._conn().execute(sql, params) as cur:
             return [int(r[0]) for r in await cur.fetchall()]
 
+    async def count(self, expression: str, cap: int) -> int:
+        """How many receipts match an FTS5 expression, counting no further than `cap` + 1."""
+        sql = (
+            "SELECT count(*) FROM (SELECT rowid FROM receipts_fts"
+            " WHERE receipts_fts MATCH ? LIMIT ?)"
+        )
+        async with self._conn().execute(sql, (expression, cap + 1)) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
     def _conn(self) -> aiosqlite.Connection:
         if self._db is None:
             raise sqlite3.OperationalError("the search index is not open")

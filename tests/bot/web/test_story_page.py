@@ -1,0 +1,163 @@
+"""The receipt page tells the story of each request, read in a real headless Chromium at a
+phone's size (390x844): the DOM is checked, not the pixels."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.app import Lancelot, assemble
+from bot.web.receipts import STORIES_PER_PAGE
+from core.config import load_settings
+from core.receipts.base import ReceiptQuery
+from tests.fakes.browser import chromium
+from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say, tap
+
+READ_STORIES = """(() => {
+  const stories = [...document.querySelectorAll('li.story')].map(li => {
+    li.querySelector('details').open = true;
+    const lines = [...li.querySelectorAll('.lines li')];
+    return {
+      summary: li.querySelector('summary').textContent.replace(/\\s+/g, ' ').trim(),
+      lines: lines.map(x => x.textContent.replace(/\\s+/g, ' ').trim()),
+      shown: lines.every(x => x.getBoundingClientRect().height > 0),
+    };
+  });
+  const rel = document.querySelector('.rel-time'), abs = document.querySelector('.abs-time');
+  return {
+    width: document.documentElement.scrollWidth,
+    viewport: window.innerWidth,
+    relative: rel ? getComputedStyle(rel).display !== 'none' : null,
+    absolute: abs ? getComputedStyle(abs).display !== 'none' : null,
+    stories,
+  };
+})()"""
+
+
+@pytest.fixture
+async def lancelot(tmp_path: Path) -> AsyncIterator[Lancelot]:
+    """No sandbox image: a command that deletes waits for the owner's approval."""
+    env = {
+        "LANCELOT_HOME": str(tmp_path / "home"),
+        "LANCELOT_WEB_PORT": "0",
+        "LANCELOT_SANDBOX_IMAGE": "lancelot-test-missing:none",
+    }
+    async with assemble(load_settings(environ=env)) as app:
+        yield app
+
+
+async def test_a_request_with_its_approval_and_tool_run_on_a_phone(
+    lancelot: Lancelot, tmp_path: Path
+) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    (lancelot.home / "workspace" / "old.txt").write_text("old\n")
+    await say(lancelot, phone, "/run ls")
+    card = await say(lancelot, phone, "/run rm old.txt")
+    assert [b.label for b in card.buttons] == ["Approve", "Deny"]
+    await tap(lancelot, phone, card, "Approve")
+    await lancelot.ledger.flush()
+    link = f"{lancelot.web_url}/receipts?t={await lancelot.viewer.issue_link()}"
+
+    async with chromium(tmp_path / "profile") as page:
+        await page.phone(390, 844)
+        await page.open(link, lands_on="/receipts")
+        seen: dict[str, Any] = await page.evaluate(READ_STORIES)
+        await page.screenshot(tmp_path / "stories.png")
+
+    assert seen["viewport"] == 390
+    assert seen["width"] <= 390  # nothing wider than the phone
+    assert (seen["relative"], seen["absolute"]) == (True, False)  # "5 min ago" on a phone
+    by_preview = {s["summary"].split(" ", 1)[1]: s for s in seen["stories"]}
+    removal = next(s for text, s in by_preview.items() if text.startswith("/run rm old.txt"))
+    assert removal["summary"].startswith("success /run rm old.txt just now")
+    assert removal["summary"].endswith(" · exit 0")
+    assert removal["shown"]
+    lines = removal["lines"]
+    assert any(line.startswith("success policy: needs approval (T3)") for line in lines)
+    assert "success approval: rm old.txt; approved by owner on memory" in lines
+    assert "success ran: rm old.txt (exit 0)" in lines
+    listing = next(s for text, s in by_preview.items() if text.startswith("/run ls"))
+    assert "success ran: ls (exit 0)" in listing["lines"]
+    assert (tmp_path / "stories.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (lancelot.home / "workspace" / "old.txt").exists()
+
+
+async def browse(app: Lancelot, path: str) -> str:
+    """A page as a signed-in browser gets it."""
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with aiohttp.ClientSession(cookie_jar=jar) as http:
+        token = await app.viewer.issue_link()
+        async with http.get(f"{app.web_url}/receipts", params={"t": token}) as signed:
+            assert signed.status == 200
+        async with http.get(f"{app.web_url}{path}") as response:
+            assert response.status == 200
+            return html.unescape(await response.text())
+
+
+async def test_a_request_waiting_for_the_owner_says_so(lancelot: Lancelot) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    (lancelot.home / "workspace" / "old.txt").write_text("old\n")
+    await say(lancelot, phone, "/run rm old.txt")
+    await lancelot.ledger.flush()
+    text = await browse(lancelot, "/receipts")
+    story = text.split('<li class="story"', 2)[1]  # the newest request
+    assert "/run rm old.txt" in story
+    assert 'class="status s-pending">pending</span>' in story
+    assert "waiting for your decision" in story
+    assert "approval asked: rm old.txt; waiting for your decision" in story
+
+
+async def test_older_requests_are_one_link_away(lancelot: Lancelot) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    for i in range(STORIES_PER_PAGE + 2):
+        await say(lancelot, phone, f"/status {i}")
+    await lancelot.ledger.flush()
+    first = await browse(lancelot, "/receipts")
+    assert first.count('<li class="story"') == STORIES_PER_PAGE
+    assert f"/status {STORIES_PER_PAGE + 1}" in first
+    older = re.search(r'href="(/receipts\?before=\d+)" rel="next"', first)
+    assert older is not None
+    second = await browse(lancelot, older.group(1))
+    assert "/status 1<" in second
+    assert "/status 0<" in second
+    assert f"/status {STORIES_PER_PAGE + 1}<" not in second
+
+
+async def test_a_search_says_how_many_receipts_match(lancelot: Lancelot) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    for word in ("zeppelin", "zeppelin", "balloon"):
+        await say(lancelot, phone, f"/status {word}")
+    await lancelot.ledger.flush_search()
+    found = await browse(lancelot, "/receipts?q=zeppelin")
+    assert "4 receipts contain these words" in found  # two messages, two /status commands
+    assert "2 receipts contain these words" in await browse(lancelot, "/receipts?q=balloon")
+
+
+async def test_the_detail_page_shows_the_chain_position_and_the_checkpoint(
+    lancelot: Lancelot,
+) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    await say(lancelot, phone, "/status")
+    await lancelot.ledger.flush()
+    newest = (await lancelot.ledger.page(ReceiptQuery(limit=1))).receipts[0]
+    path = f"/receipts/{newest.id}"
+    total = await lancelot.ledger.count()
+    before = await browse(lancelot, path)
+    assert f"receipt #{newest.seq} of {total} in the hash chain" in before
+    assert "not yet covered: the next signed checkpoint will cover it" in before
+    checkpoint = await lancelot.ledger.checkpoint()
+    assert checkpoint is not None
+    after = await browse(lancelot, path)
+    assert f"covered by the signed checkpoint <code>{checkpoint.fingerprint}</code>" in after
