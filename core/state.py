@@ -57,9 +57,13 @@ def keep_private(path: Path) -> None:
             os.chmod(f"{path}{suffix}", 0o600)
 
 
-async def open_state_db(path: Path) -> aiosqlite.Connection:
-    """Open state.db with WAL and full durability, its layout current; raise StorageError
-    with the cause (also for a file made by a newer Lancelot)."""
+async def open_db(
+    path: Path, schema: Schema, what: str, *, check: bool = False
+) -> aiosqlite.Connection:
+    """Open one of LANCELOT_HOME's databases the one way: owner-only, WAL, full durability,
+    a busy timeout, its schema current (`schema` kept in PRAGMA user_version); with `check`,
+    a quick integrity check first. StorageError names the file and `what` it is (also for a
+    file made by a newer Lancelot); nothing stays open after a failure."""
     db: aiosqlite.Connection | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,20 +72,26 @@ async def open_state_db(path: Path) -> aiosqlite.Connection:
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=FULL")
         await db.execute("PRAGMA busy_timeout=5000")
-        async with db.execute("PRAGMA quick_check") as cur:
-            row = await cur.fetchone()
-        if not row or row[0] != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
-        await migrate_file(db, LAYOUT)
+        if check:
+            async with db.execute("PRAGMA quick_check") as cur:
+                row = await cur.fetchone()
+            if not row or row[0] != "ok":
+                raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
+        await migrate_file(db, schema)
     except (sqlite3.Error, OSError) as exc:
         if db is not None:
             await db.close()
-        raise StorageError(f"{path}: cannot open the state database: {exc}") from None
+        raise StorageError(f"{path}: cannot open the {what}: {exc}") from None
     except StorageError:
         if db is not None:
             await db.close()
         raise
     return db
+
+
+async def open_state_db(path: Path) -> aiosqlite.Connection:
+    """Open state.db, its layout current, after an integrity check."""
+    return await open_db(path, LAYOUT, "state database", check=True)
 
 
 async def migrate(db: aiosqlite.Connection, schema: Schema) -> int:

@@ -9,7 +9,6 @@ the same scheduled time twice.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import aiosqlite
 
 from core.errors import StorageError
-from core.state import Schema, keep_private, migrate_file
+from core.state import Schema, open_db
 
 SCHEMA = Schema(
     "scheduler",
@@ -103,19 +102,7 @@ class SchedulerStore:
 
     async def open(self) -> None:
         """Open (and create or upgrade) the database; StorageError names the cause."""
-        try:
-            self._db = await aiosqlite.connect(self._path, isolation_level=None)
-            keep_private(self._path)
-            await self._db.execute("PRAGMA journal_mode=WAL")
-            await self._db.execute("PRAGMA synchronous=FULL")
-            await self._db.execute("PRAGMA busy_timeout=5000")
-            await migrate_file(self._db, SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            await self.close()
-            raise StorageError(f"{self._path}: cannot open the scheduler database: {exc}") from None
-        except StorageError:
-            await self.close()
-            raise
+        self._db = await open_db(self._path, SCHEMA, "scheduler database")
 
     async def close(self) -> None:
         """Close the connection."""

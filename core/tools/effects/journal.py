@@ -11,7 +11,7 @@ from typing import Any
 import aiosqlite
 
 from core.errors import StorageError
-from core.state import Schema, keep_private, migrate_file
+from core.state import Schema, open_db
 from core.tools.base import ToolResult
 from core.tools.effects.effectset import EffectSet
 from core.tools.effects.records import Change, DryRun
@@ -75,20 +75,7 @@ class EffectJournal:
 
     async def open(self) -> None:
         """Open (and create or upgrade) the database; StorageError names the cause."""
-        try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = await aiosqlite.connect(self._path, isolation_level=None)
-            keep_private(self._path)
-            await self._db.execute("PRAGMA journal_mode=WAL")
-            await self._db.execute("PRAGMA synchronous=FULL")
-            await self._db.execute("PRAGMA busy_timeout=5000")
-            await migrate_file(self._db, SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            await self.close()
-            raise StorageError(f"{self._path}: cannot open the effects database: {exc}") from None
-        except StorageError:
-            await self.close()
-            raise
+        self._db = await open_db(self._path, SCHEMA, "effects database")
 
     async def close(self) -> None:
         """Close the connection."""
