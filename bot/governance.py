@@ -14,6 +14,7 @@ from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalStore
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
+from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor
 from core.governance.gateway import ToolGateway
 from core.governance.intents import report_interrupted
@@ -103,8 +104,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
         tasks=app.tasks,
-        dry_runs=shell.dry_runs,
-        undo=undo,
+        effects=EffectFollowUps(shell.dry_runs, undo, app.tokens),
     )
     gateway = ToolGateway(policy, approvals, executor, app.ledger, shell.dry_runs)
     registry: CommandRegistry = app.commands

@@ -17,12 +17,11 @@ from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
-from core.governance.by_effect import APPLY, RERUN, DryRuns
+from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor, RunReport
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
-from core.governance.undo import UndoDesk
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.runtime.tasks import Supervisor
@@ -49,8 +48,7 @@ class ApprovalService:
         remind_after: Callable[[], float | None] = lambda: None,
         *,
         tasks: Supervisor | None = None,
-        dry_runs: DryRuns | None = None,
-        undo: UndoDesk | None = None,
+        effects: EffectFollowUps | None = None,
     ) -> None:
         """`timeout` and `remind_after` (seconds after the request; None: no reminder) are
         read at each use, so a newly activated Soul applies at once."""
@@ -67,8 +65,7 @@ class ApprovalService:
         self._waiters = SettlementWaiters()
         self._supervisor = tasks or Supervisor()
         self._unwaited: list[Callable[[Approval, RunReport], Awaitable[None]]] = []
-        self._dry_runs = dry_runs  # a dry run's effects are dropped when its card is
-        self._undo = undo  # an applied change's card gets an Undo button
+        self._effects = effects  # Undo, Dry run again, and dropping a denied dry run
 
     async def __aenter__(self) -> Self:
         await self.reconcile()
@@ -285,29 +282,10 @@ class ApprovalService:
         """The card after a decision (core.governance.approval_cards), with Undo while an
         applied change can still be taken back."""
         buttons: tuple[Button, ...] = ()
-        action = approval.action
-        if (
-            approval.state is ApprovalState.EXECUTED
-            and action.capability == APPLY
-            and self._undo is not None
-        ):
-            undo = await self._undo.button(str(action.params.get("dry_run")), approval.card_id)
-            if undo is not None:
-                buttons = (undo,)
-            elif rerun := await self._rerun_button(approval):
-                return outcome_card(approval, self._clock(), note, rerun, title="Not applied")
-        return outcome_card(approval, self._clock(), note, buttons)
-
-    async def _rerun_button(self, approval: Approval) -> tuple[Button, ...]:
-        """Dry run again: offered when the approved change was not applied because the
-        workspace changed under its dry run (never applied stale)."""
-        action = approval.action
-        dry_run_id = str(action.params.get("dry_run"))
-        if self._dry_runs is None or not await self._dry_runs.pending(dry_run_id):
-            return ()
-        payload = {"command": action.command, "dry_run": dry_run_id}
-        token = await self._tokens.issue(RERUN, payload, approval.card_id)
-        return (Button("Dry run again", token),)
+        title = None
+        if self._effects is not None:
+            buttons, title = await self._effects.outcome_buttons(approval)
+        return outcome_card(approval, self._clock(), note, buttons, title=title)
 
     async def reconcile(self) -> None:
         """After a restart: re-attach delivered cards, expire the stale, finish the approved."""
@@ -349,17 +327,14 @@ class ApprovalService:
     async def _drop(self, approval: Approval) -> None:
         """Denied or lapsed: a dry run kept for this approval is discarded (the workspace
         never saw it)."""
-        action = approval.action
-        if action.capability != APPLY or self._dry_runs is None:
-            return
-        await self._dry_runs.discard(str(action.params.get("dry_run", "")))
-        self._record(
-            approval,
-            GovernanceReceipt.DRY_RUN_DISCARDED,
-            "its changes were not applied",
-            ReceiptStatus.SUCCESS,
-            None,
-        )
+        if self._effects is not None and await self._effects.drop(approval):
+            self._record(
+                approval,
+                GovernanceReceipt.DRY_RUN_DISCARDED,
+                "its changes were not applied",
+                ReceiptStatus.SUCCESS,
+                None,
+            )
 
     async def _expire(self, approval: Approval) -> None:
         if await self._store.move(
