@@ -19,7 +19,7 @@ import aiosqlite
 from core.errors import StorageError
 from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
-from core.state import migrate_file
+from core.state import keep_private, migrate_file
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
@@ -64,6 +64,7 @@ class MemoryStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = await aiosqlite.connect(self.path, isolation_level=None)
+            keep_private(self.path)
             await self._check_integrity()
             await self._db.execute("PRAGMA journal_mode=WAL")
             await self._db.execute(f"PRAGMA synchronous={self._synchronous}")

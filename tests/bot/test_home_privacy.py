@@ -32,7 +32,8 @@ def test_a_new_home_is_private(tmp_path: Path) -> None:
     assert mode(home / "logs") == 0o700
     found = private_files(home)
     names = {p.name for p in found}
-    assert {"ledger.db", "state.db", "scheduler.db", "ledger-search.db", "lancelot.log"} <= names
+    assert {"ledger.db", "state.db", "scheduler.db", "ledger-search.db", "memory.db"} <= names
+    assert "lancelot.log" in names
     assert {"secret.key", "checkpoint.key", "checkpoints.jsonl"} <= names
     assert {str(p.relative_to(home)): oct(mode(p)) for p in found if mode(p) != 0o600} == {}
 
