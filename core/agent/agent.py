@@ -137,6 +137,7 @@ class Agent:
             plan = await make_plan(quest, quest.system, text, insight)
         except PlanError:
             return await self._direct(quest, text)  # no usable plan: act step by step instead
+        quest.plan = tuple(plan.plan_steps)
         if intent is not Intent.MIXED_REQUEST:
             offered = await self._offer(event, plan, text)
             return FinalAnswer(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from core.agent.quest import Quest
 from core.events import Card
+from core.llm.types import ContextNote
 from core.memory import Memory
-from core.memory.model import Role, WorkingTask
+from core.memory.model import EXPERIENCES, Role, WorkingTask
 
 GUARD = (
     "What follows is context from memory: the owner's earlier words, your earlier answers, "
@@ -24,12 +25,15 @@ class ConversationMemory:
 
     async def compile(self, quest: Quest, chat: str, request: str) -> str:
         """The context for the system prompt; a `context_compiled` receipt names what went
-        in (item ids and tokens, never the texts)."""
+        in (item ids and tokens, never the texts), as does the receipt of every model call
+        whose prompt holds it. The quest keeps the similar past tasks for the deep pass."""
         compiled = await self._memory.context(chat, request, self._budget)
+        quest.context = ContextNote(tuple(compiled.item_ids), compiled.tokens)
+        quest.lessons = dict(compiled.sections).get(EXPERIENCES, "")
         quest.trail.record(
             "context_compiled",
             "memory",
-            outputs={"item_ids": compiled.item_ids, "tokens": compiled.tokens},
+            outputs={"item_ids": compiled.item_ids, "tokens_used": compiled.tokens},
         )
         if not compiled.sections:
             return ""
@@ -49,7 +53,7 @@ class ConversationMemory:
         actions = [a for a in fields.get("Ran", "").split("; ") if a]
         await self._memory.record_experience(
             request,
-            plan=[],
+            plan=list(quest.plan),
             gaps=list(quest.failures),
             actions=actions,
             outcome=card.title,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.agent.trail import Trail
-from core.llm.types import Completion, CompletionRequest, Lane, ModelRouter
+from core.llm.types import Completion, CompletionRequest, ContextNote, Lane, ModelRouter, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,9 @@ class Quest:
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
     system: str = ""  # the system prompt: the agent's rules, then what memory compiled
+    context: ContextNote | None = None  # which memory items `system` holds, for receipts
+    lessons: str = ""  # how similar past tasks went (memory's experiences), for the deep pass
+    plan: tuple[str, ...] = ()  # the plan's steps, once there is one (for its experience)
     # Hears the id of an approval this request waits on (kept so a restart can resume it).
     asked: Callable[[str], Awaitable[None]] | None = None
 
@@ -48,8 +51,11 @@ class Quest:
     async def complete(
         self, request: CompletionRequest, task_type: str, lane: Lane = Lane.FLAGSHIP_FAST
     ) -> Completion:
-        """One model call for this quest, under the request's receipt."""
+        """One model call for this quest, under the request's receipt; a call whose prompt
+        holds what memory compiled says so on its router receipt (the items' ids)."""
         await self.typing()
+        if self.context is not None and request.context is None and self._holds_memory(request):
+            request = replace(request, context=self.context)
         return await self.router.complete(
             request,
             task_type=task_type,
@@ -57,3 +63,6 @@ class Quest:
             parent_id=self.trail.root,
             quest_id=self.trail.quest_id,
         )
+
+    def _holds_memory(self, request: CompletionRequest) -> bool:
+        return any(m.role is Role.SYSTEM and self.system in m.content for m in request.messages)

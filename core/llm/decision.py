@@ -5,8 +5,9 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-from core.llm.types import Lane, Usage
+from core.llm.types import ContextNote, Lane, Usage
 from core.receipts.model import Receipt, ReceiptStatus
 
 
@@ -32,8 +33,24 @@ class RouterDecision:
     id: str = field(default_factory=lambda: secrets.token_hex(16))
     timestamp: str = field(default_factory=_now)
 
-    def receipt(self, parent_id: str | None, quest_id: str | None) -> Receipt:
-        """The receipt that records this decision (no prompt text: only counts and names)."""
+    def receipt(
+        self, parent_id: str | None, quest_id: str | None, context: ContextNote | None = None
+    ) -> Receipt:
+        """The receipt that records this decision (no prompt text: only counts and names,
+        and with `context` the ids of the memory items the prompt held)."""
+        metadata: dict[str, Any] = {
+            "lane": self.lane.value,
+            "provider": self.provider,
+            "model": self.model,
+            "cost_usd": round(self.cost_usd, 8),
+            "rationale": self.rationale,
+            "redactions": self.redactions,
+        }
+        if context is not None:
+            metadata["context_compiled"] = {
+                "item_ids": list(context.item_ids),
+                "tokens_used": context.tokens,
+            }
         return Receipt(
             action_type="router_decision",
             action_name=self.task_type,
@@ -49,14 +66,7 @@ class RouterDecision:
             parent_id=parent_id,
             quest_id=quest_id,
             error_message=self.error,
-            metadata={
-                "lane": self.lane.value,
-                "provider": self.provider,
-                "model": self.model,
-                "cost_usd": round(self.cost_usd, 8),
-                "rationale": self.rationale,
-                "redactions": self.redactions,
-            },
+            metadata=metadata,
             id=self.id,
             timestamp=self.timestamp,
         )

@@ -15,7 +15,7 @@ from core.llm.local import LocalProvider
 from core.llm.prices import PriceTable
 from core.llm.providers import no_provider_answer
 from core.llm.redaction import PiiRedactor
-from core.llm.types import Completion, CompletionRequest, Lane, Provider, Usage
+from core.llm.types import Completion, CompletionRequest, ContextNote, Lane, Provider, Usage
 from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptStore
 
@@ -97,7 +97,7 @@ class Router:
         LOCAL_REDACTION answers with the request's last message, masked (deterministic).
         Raises ProviderUnavailable (its user_message is owner-safe) when nothing can answer.
         """
-        trace = _Trace(task_type, parent_id, quest_id)
+        trace = _Trace(task_type, parent_id, quest_id, request.context)
         if lane is Lane.LOCAL_REDACTION:
             return await self._redaction(request, trace)
         if lane is Lane.LOCAL_UTILITY:
@@ -214,7 +214,7 @@ class Router:
         return self._prices.cost(*REFERENCE_MODEL, usage)
 
     async def _record(self, decision: RouterDecision, trace: _Trace, saved: float = 0.0) -> None:
-        self._ledger.append(decision.receipt(parent_id=trace.parent_id, quest_id=trace.quest_id))
+        self._ledger.append(decision.receipt(trace.parent_id, trace.quest_id, trace.context))
         await self._usage.record(
             decision.lane,
             decision.provider,
@@ -233,6 +233,7 @@ class _Trace:
     task_type: str
     parent_id: str | None
     quest_id: str | None
+    context: ContextNote | None = None
 
 
 async def _ready(completion: Completion) -> Completion:

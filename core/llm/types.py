@@ -76,6 +76,15 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextNote:
+    """Which memory items a request's prompt holds and their tokens (ids, never the texts);
+    the router's receipt carries it as its `context_compiled` detail."""
+
+    item_ids: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class CompletionRequest:
     """What a caller asks of a model.
 
@@ -89,6 +98,7 @@ class CompletionRequest:
     max_tokens: int = 1024
     json_schema: dict[str, Any] | None = None
     model: str | None = None  # None: the provider's default for the lane
+    context: ContextNote | None = None  # what memory put in the prompt, for the receipt
 
 
 @dataclass(frozen=True, slots=True)

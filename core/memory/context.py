@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.memory.blocks import SPECS, Block
-from core.memory.model import CompiledContext, Experience, Item, Turn, WorkingTask
+from core.memory.model import EXPERIENCES, CompiledContext, Experience, Item, Turn, WorkingTask
 
 CORE_SHARE, TASK_SHARE, RECALL_SHARE = 0.30, 0.15, 0.20
 _CUT = "…"
@@ -121,7 +121,7 @@ def _add_conversation(b: _Builder, summary: tuple[str, str] | None, turns: Seque
 def _add_recall(b: _Builder, facts: Sequence[Item], experiences: Sequence[Experience]) -> None:
     for title, entries in (
         ("What you remember", [(f.id, f"- {f.text}") for f in facts]),
-        ("Similar past tasks", [(x.id, _experience_line(x)) for x in experiences]),
+        (EXPERIENCES, [(x.id, _experience_line(x)) for x in experiences]),
     ):
         room = b.left() - tokens(title)
         ids, lines = [], []
@@ -135,6 +135,7 @@ def _add_recall(b: _Builder, facts: Sequence[Item], experiences: Sequence[Experi
 
 
 def _experience_line(x: Experience) -> str:
-    plan = "; ".join(x.plan[:5])
+    plan = f" Plan: {'; '.join(x.plan[:5])}." if x.plan else ""
+    ran = "; ".join(x.actions[:5]) or "nothing"
     gaps = f" Missing: {'; '.join(x.gaps[:3])}." if x.gaps else ""
-    return f"- Asked: {x.request} Did: {plan or 'no plan'}. Outcome: {x.outcome}.{gaps}"
+    return f"- Asked: {x.request}{plan} Ran: {ran}. Outcome: {x.outcome}.{gaps}"

@@ -166,6 +166,9 @@ class Experience:
     at: float
 
 
+EXPERIENCES = "Similar past tasks"  # the context section the deep pass also reads
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledContext:
     """What goes into the system message: (title, text) sections in order, the ids of what

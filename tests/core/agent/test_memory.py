@@ -3,6 +3,7 @@ from files held for the owner, /new, Undo from /memory, and the switch that turn
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from core.events import Button, ButtonPress, Card, CardKind
 from core.llm.types import Completion, CompletionRequest, Role
 from tests.core.agent.stage import Stage, stage
 from tests.fakes.owner import tap
-from tests.fakes.scripted_model import call, final, tool_said
+from tests.fakes.scripted_model import call, final, text, tool_said
 from tests.fakes.workspace import put
 
 
@@ -43,7 +44,7 @@ class Seen:
 
 async def test_now_delete_it_resolves_to_the_file_of_the_turn_before(lancelot: Stage) -> None:
     seen = Seen()
-    lancelot.model(
+    router = lancelot.model(
         seen.act("write_file", path="/workspace/groceries.txt", content="milk"),
         final("Created groceries.txt.", [("write_file", "/workspace/groceries.txt")]),
         seen.act("delete_file", path="/workspace/groceries.txt"),
@@ -63,6 +64,12 @@ async def test_now_delete_it_resolves_to_the_file_of_the_turn_before(lancelot: S
     compiled = await lancelot.receipts("context_compiled")
     assert len(compiled) == 2
     assert "milk" not in str(compiled[-1].outputs)  # ids and tokens, never the texts
+    # Each model call whose prompt held the context names the same items (for its receipt).
+    went_in = tuple(compiled[-1].decoded("outputs")["item_ids"])
+    assert compiled[-1].decoded("outputs")["tokens_used"] > 0  # a count, not masked as a secret
+    assert went_in
+    notes = [c.request.context for c in router.calls if c.quest_id == compiled[-1].quest_id]
+    assert notes and all(n is not None and n.item_ids == went_in for n in notes)
 
 
 async def test_a_remembered_fact_is_there_after_a_restart(tmp_path: Path) -> None:
@@ -169,6 +176,34 @@ async def test_a_task_leaves_an_experience_that_a_later_alike_request_sees(
     await lancelot.say("list the files in my workspace")
     await lancelot.say("list the files in my workspace again")
     assert "ls /workspace" in seen.systems[0]
+
+
+async def test_the_deep_pass_reads_how_alike_tasks_went(tmp_path: Path) -> None:
+    plan = {
+        "goal": "Tidy the workspace files",
+        "context": "",
+        "assumptions": [],
+        "plan_steps": ["List the workspace files"],
+        "decision_points": [],
+        "risks": [],
+        "done_when": "The files are listed",
+        "next_action": "List them",
+    }
+    async with stage(tmp_path, {"FEATURE_DEEP_REASONING_LOOP": "on"}) as lancelot:
+        router = lancelot.model(
+            call("run_command", command="ls /workspace"),
+            final("Listed the workspace files.", [("run_command", "ls /workspace")]),
+            text("Listing worked before with ls /workspace."),
+            text(json.dumps(plan)),
+        )
+        await lancelot.say("list the files in my workspace")
+        await lancelot.say("what would be a good plan to tidy the files in my workspace?")
+        deep = next(c for c in router.calls if c.task_type == "deep_reasoning")
+        assert "Similar past tasks" not in system_of(router.calls[0].request)
+        thinking = system_of(deep.request)
+        assert "How similar past tasks went" in thinking
+        assert "list the files in my workspace" in thinking
+        assert "ls /workspace" in thinking
 
 
 async def test_a_corrupt_memory_database_stops_startup_in_one_line_and_is_kept(

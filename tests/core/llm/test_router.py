@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,15 @@ from core.llm.prices import PriceTable
 from core.llm.providers import build_provider
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
-from core.llm.types import Completion, CompletionRequest, Lane, Message, ModelRouter, Role
+from core.llm.types import (
+    Completion,
+    CompletionRequest,
+    ContextNote,
+    Lane,
+    Message,
+    ModelRouter,
+    Role,
+)
 from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
@@ -93,6 +101,18 @@ async def test_a_fast_call_is_receipted_with_tokens_and_cost(bench: Bench) -> No
     assert meta["model"] == FAST
     assert meta["cost_usd"] == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1e6)
     assert decision.duration_ms is not None
+
+
+async def test_what_memory_put_in_the_prompt_is_on_the_receipt_by_id(bench: Bench) -> None:
+    bench.fake.reply(Reply(text="It is atlas."))
+    bench.fake.reply(Reply(text="Hello."))
+    note = ContextNote(item_ids=("fact-7", "turn-3"), tokens=42)
+    remembered = replace(ask("What is my server called?"), context=note)
+    await bench.router.complete(remembered, task_type="agent")
+    await bench.router.complete(ask("hello"), task_type="agent")
+    held, bare = (json.loads(d.metadata) for d in await bench.decisions())
+    assert held["context_compiled"] == {"item_ids": ["fact-7", "turn-3"], "tokens_used": 42}
+    assert "context_compiled" not in bare
 
 
 async def test_a_failed_fast_call_escalates_to_deep(bench: Bench) -> None:
