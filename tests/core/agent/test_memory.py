@@ -69,7 +69,8 @@ async def test_now_delete_it_resolves_to_the_file_of_the_turn_before(lancelot: S
     assert compiled[-1].decoded("outputs")["tokens_used"] > 0  # a count, not masked as a secret
     assert went_in
     notes = [c.request.context for c in router.calls if c.quest_id == compiled[-1].quest_id]
-    assert notes and all(n is not None and n.item_ids == went_in for n in notes)
+    assert notes
+    assert all(n is not None and n.item_ids == went_in for n in notes)
 
 
 async def test_a_remembered_fact_is_there_after_a_restart(tmp_path: Path) -> None:
