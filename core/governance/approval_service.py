@@ -3,8 +3,6 @@ expiry, and reconciliation after a restart. Every request and decision is a rece
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +15,7 @@ from core.commands.registry import PressContext
 from core.events import Button, Card
 from core.governance.approval_cards import clock_text, outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
+from core.governance.deadlines import Deadlines
 from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor, RunReport
 from core.governance.kinds import GovernanceReceipt
@@ -60,25 +59,28 @@ class ApprovalService:
         self._timeout = timeout
         self._clock = clock
         self._remind_after = remind_after
-        self._wake = asyncio.Event()
-        self._expirer: asyncio.Task[None] | None = None
         self._waiters = SettlementWaiters()
         self._supervisor = tasks or Supervisor()
+        self._deadlines = Deadlines(
+            store,
+            clock,
+            remind_after,
+            expire=self._expire,
+            remind=self._remind,
+            tasks=self._supervisor,
+        )
         self._unwaited: list[Callable[[Approval, RunReport], Awaitable[None]]] = []
         self._effects = effects  # Undo, Dry run again, and dropping a denied dry run
 
     async def __aenter__(self) -> Self:
         await self.reconcile()
-        self._expirer = self._supervisor.spawn(self._expire_forever(), name="approval-expiry")
+        self._deadlines.start()
         return self
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._expirer is not None:
-            self._expirer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._expirer
+        await self._deadlines.stop()
 
     async def request(
         self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
@@ -151,7 +153,7 @@ class ApprovalService:
         card = await self._pending_card(approval)
         for ref in await self._bus.broadcast(card):
             await self._store.add_copy(approval.id, ref)
-        self._wake.set()
+        self._deadlines.poke()
         return card
 
     async def _remind(self, approval: Approval) -> None:
@@ -350,28 +352,6 @@ class ApprovalService:
             await self._drop(approval)
             await self._settle(approval.id)
             await self._publish_outcome(approval.id)
-
-    async def _expire_forever(self) -> None:
-        while True:
-            pending = await self._store.in_states(ApprovalState.PENDING)
-            now = self._clock()
-            remind_after = self._remind_after()
-            upcoming = []
-            for approval in pending:
-                if now > approval.expires_at:
-                    await self._expire(approval)
-                    continue
-                upcoming.append(approval.expires_at - now)
-                if remind_after is not None:
-                    remind_at = approval.created_at + remind_after
-                    if now >= remind_at:
-                        await self._remind(approval)
-                    else:
-                        upcoming.append(remind_at - now)
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(upcoming, default=3600.0) + 0.05):
-                    await self._wake.wait()
 
     def _record(
         self, approval: Approval, kind: str, what: str, status: ReceiptStatus, parent_id: str | None

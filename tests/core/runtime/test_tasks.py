@@ -85,6 +85,27 @@ async def test_a_private_failure_logs_its_type_and_frames_but_not_its_message(
     assert secret not in caplog.text
 
 
+async def test_a_loop_retrying_after_an_error_is_named_until_it_recovers_or_dies() -> None:
+    tasks = Supervisor()
+    gate = asyncio.Event()
+
+    async def struggling() -> None:
+        tasks.failing("expiry", "state.db: database is locked")
+        await gate.wait()
+        raise RuntimeError("gave up")
+
+    loop = tasks.spawn(struggling(), name="expiry")
+    await asyncio.sleep(0)
+    assert await tasks.health() == "retrying after an error: expiry (state.db: database is locked)"
+    tasks.recovered("expiry")
+    assert await tasks.health() is None
+    tasks.failing("expiry", "state.db: disk I/O error")
+    gate.set()
+    await asyncio.wait([loop])
+    await asyncio.sleep(0)
+    assert await tasks.health() == "background task stopped: expiry (RuntimeError)"
+
+
 async def test_ending_normally_or_by_cancellation_is_not_a_death(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
