@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from aiohttp import web
 
 from bot.agent import wire_agent
+from bot.files import FilesKit, wire_files
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import home_lock, keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
@@ -20,7 +21,8 @@ from bot.llm import wire_models
 from bot.memory import wire_memory
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
-from bot.web.app import build_web_app
+from bot.web.app import build_web_app, owner_zone
+from bot.web.memory import MemoryPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
 from core.agent.quest import AgentLimits
@@ -61,6 +63,7 @@ class Lancelot(Kernel):
     governance: GovernanceKit | None  # None: FEATURE_SOUL is off
     skill_runner: SkillRunner | None  # None: FEATURE_SKILLS or FEATURE_SOUL is off
     memory: Memory | None  # None: FEATURE_MEMORY is off
+    files: FilesKit
     agent: Agent
     scheduler: Scheduler
     alerts: HealthAlerts
@@ -76,6 +79,7 @@ def redactor_for(settings: Settings) -> Redactor:
         settings.llm.openai_api_key,
         settings.llm.anthropic_api_key,
         settings.llm.gemini_api_key,
+        settings.lookups.search_api_key,
     ]
     return Redactor(v.get_secret_value() for v in values if v is not None)
 
@@ -132,6 +136,7 @@ async def assemble(
             app.commands,
             app.tokens,
             tasks=app.tasks,
+            intake=app.files.intake,
         )
         app.commands.freeze()
         await stack.enter_async_context(app.health)
@@ -187,13 +192,14 @@ async def _start_kernel(
     health.register("ledger", lambda: _ledger_check(ledger))
     health.register("tasks", tasks.health)
     web_port = None
+    memory_page = MemoryPage(viewer, owner_zone(settings.scheduler.timezone))
     if web:
         web_app = build_web_app(
             ledger=ledger,
             access=viewer,
             health=health,
             page_size=settings.web.page_size,
-            routes=routes,
+            routes=[*memory_page.routes(), *routes],
             secure_cookies=settings.public_url.startswith("https://"),
             timezone=settings.scheduler.timezone,
         )
@@ -214,6 +220,7 @@ async def _start_kernel(
         commands=CommandRegistry(),
         outbox=outbox,
         web_port=web_port,
+        memory_page=memory_page,
         status_fields={},
         receipt_links=web_port is not None or web_optional,
     )
@@ -244,6 +251,7 @@ async def _wire(
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
         skill_runner = await wire_skills(kernel, governance)
+    files = await wire_files(kernel, governance)
     agent_models = models or router
     agent = wire_agent(kernel, agent_models, governance, agent_limits, memory)
     timed = await wire_scheduler(kernel, governance, skill_runner, clock, memory)
@@ -253,6 +261,7 @@ async def _wire(
         governance=governance,
         skill_runner=skill_runner,
         memory=memory,
+        files=files,
         agent=agent,
         scheduler=timed.scheduler,
         alerts=timed.alerts,

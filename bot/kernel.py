@@ -11,6 +11,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from bot.web.memory import MemoryPage
 from core.bus import Bus
 from core.channel import Channel
 from core.commands.registry import CommandRegistry
@@ -47,6 +48,7 @@ class Kernel:
     commands: CommandRegistry
     outbox: Outbox
     web_port: int | None  # None: no web app here
+    memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields
     receipt_links: bool  # /receipts can hand out links (this or another instance serves them)
 

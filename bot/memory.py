@@ -10,8 +10,9 @@ from core.receipts.redaction import Redactor
 
 
 async def wire_memory(app: Kernel, redactor: Redactor) -> Memory | None:
-    """Open LANCELOT_HOME/memory.db and register /memory and /new; None with FEATURE_MEMORY
-    off (the agent then answers each message on its own, as before memory).
+    """Open LANCELOT_HOME/memory.db, register /memory and /new, and show it on the web
+    app's /memory page; None with FEATURE_MEMORY off (the agent then answers each message
+    on its own, as before memory).
 
     Raises StorageError (one line naming the file) for a corrupt or newer memory.db: nothing
     in it is touched.
@@ -21,6 +22,7 @@ async def wire_memory(app: Kernel, redactor: Redactor) -> Memory | None:
     store = await app.stack.enter_async_context(MemoryStore(app.home / "memory.db"))
     memory = Memory(store, app.ledger, redactor=redactor)
     MemoryCommands(memory, app.tokens).register(app.commands)
+    app.memory_page.attach(memory)
     return memory
 
 

@@ -45,14 +45,15 @@ def build_web_app(
     app.on_response_prepare.append(add_security_headers)
     app.router.add_routes(health_routes(health))
     views = ReceiptViews(
-        ledger, access, page_size, secure_cookies=secure_cookies, zone=_zone(timezone)
+        ledger, access, page_size, secure_cookies=secure_cookies, zone=owner_zone(timezone)
     )
     app.router.add_routes(views.routes())
     app.router.add_routes(routes)
     return app
 
 
-def _zone(name: str | None) -> tzinfo | None:
+def owner_zone(name: str | None) -> tzinfo | None:
+    """The owner's time zone for pages (None for no name or an unknown one: this machine's)."""
     try:
         return ZoneInfo(name) if name else None
     except (ZoneInfoNotFoundError, ValueError):

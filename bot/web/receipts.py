@@ -8,13 +8,12 @@ import sqlite3
 import time
 from datetime import tzinfo
 from typing import Any
-from urllib.parse import quote
 
-import jinja2
 from aiohttp import web
 from multidict import MultiMapping
 from yarl import URL
 
+from bot.web.pages import SESSION_COOKIE, PageKit, text_field
 from bot.web.stories import decided_by, story_view
 from core.errors import InvalidToken
 from core.receipts import ReceiptQuery, ReceiptStatus, ReceiptStore
@@ -22,12 +21,9 @@ from core.security.viewer_access import ViewerAccess
 
 log = logging.getLogger(__name__)
 
-SESSION_COOKIE = "lancelot_session"
-MAX_FIELD_CHARS = 200
 MAX_ID_CHARS = 128
 CHILDREN_SHOWN = 100
 TYPES_TTL = 60.0  # the filter menu may lag a new action type by this many seconds
-ASK_AGAIN = "Ask for a new link with /receipts in chat."
 FLAT = "all"  # ?view=all: every receipt, one by one (the first page groups them by request)
 STORIES_PER_PAGE = 20
 MATCH_CAP = 10_000  # a search counts its matches up to this
@@ -51,34 +47,11 @@ _LINK_REFUSED = {
 }
 
 
-def receipt_url(receipt_id: str) -> str:
-    """The detail page of a receipt."""
-    return "/receipts/" + quote(receipt_id, safe="")
-
-
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("bot.web", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["receipt_url"] = receipt_url
-    env.filters["thousands"] = lambda n: f"{n:,}"
-    return env
-
-
 def _pretty(value: Any) -> str:
     """A decoded JSON column as indented JSON (text that was not JSON stays as it is)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-
-
-def _text_field(query: MultiMapping[str], name: str) -> str | None:
-    value = query.get(name, "").strip()[:MAX_FIELD_CHARS]
-    return value or None
 
 
 def _is_https(request: web.Request) -> bool:
@@ -122,7 +95,7 @@ class ReceiptViews:
         self._page_size = page_size
         self._secure = secure_cookies
         self._zone = zone  # the owner's time zone (None: this machine's)
-        self._templates = _templates()
+        self._pages = PageKit(access)
         self._types: tuple[float, list[str]] | None = None
 
     def routes(self) -> list[web.RouteDef]:
@@ -136,9 +109,9 @@ class ReceiptViews:
     async def index_page(self, request: web.Request) -> web.Response:
         """What this is and how to get in: a link from the chat."""
         minutes = max(1, int(self._access.link_ttl) // 60)
-        return self._render(
+        return self._pages.render(
             "index.html",
-            signed_in=self._signed_in(request),
+            signed_in=self._pages.signed_in(request),
             minutes=minutes,
         )
 
@@ -147,12 +120,14 @@ class ReceiptViews:
         token = request.query.get("t")
         if token is not None:
             return await self._redeem(request, token)
-        if not self._signed_in(request):
+        if not self._pages.signed_in(request):
             refused = _LINK_REFUSED.get(request.query.get("link", ""))
-            return self._unauthorized(refused or "You are not signed in to the receipt viewer.")
+            return self._pages.unauthorized(
+                refused or "You are not signed in to the receipt viewer."
+            )
         query = self._query(request.query)
         if query is None:
-            return self._message(400, "Bad request", "That page address is not valid.")
+            return self._pages.message(400, "Bad request", "That page address is not valid.")
         flat = request.query.get("view") == FLAT or query.action_type or query.status
         if not (flat or query.text):
             return await self._stories_page(query)
@@ -161,11 +136,11 @@ class ReceiptViews:
             matches = await self._ledger.count_matching(query.text, MATCH_CAP) if query.text else 0
         except sqlite3.OperationalError as exc:  # a search the index cannot read
             log.warning("receipt search refused: %s", exc)
-            return self._message(400, "Search not understood", "Try other words.")
+            return self._pages.message(400, "Search not understood", "Try other words.")
         types = await self._action_types()
         if query.action_type and query.action_type not in types:
             types.append(query.action_type)
-        return self._render(
+        return self._pages.render(
             "list.html",
             receipts=page.receipts,
             types=types,
@@ -183,7 +158,7 @@ class ReceiptViews:
         page = await self._ledger.stories(query.before_seq, STORIES_PER_PAGE)
         deciders = await decided_by(self._ledger, page.stories)
         older = page.next_before_seq
-        return self._render(
+        return self._pages.render(
             "stories.html",
             stories=[story_view(s, self._zone, deciders) for s in page.stories],
             types=await self._action_types(),
@@ -196,16 +171,16 @@ class ReceiptViews:
 
     async def detail_page(self, request: web.Request) -> web.Response:
         """One receipt: every field, its JSON pretty-printed, and its place in the chain."""
-        if not self._signed_in(request):
-            return self._unauthorized("You are not signed in to the receipt viewer.")
+        if not self._pages.signed_in(request):
+            return self._pages.unauthorized("You are not signed in to the receipt viewer.")
         receipt_id = request.match_info["receipt_id"]
         receipt = await self._ledger.get(receipt_id) if len(receipt_id) <= MAX_ID_CHARS else None
         if receipt is None:
-            return self._message(404, "Not found", "There is no receipt with that id.")
+            return self._pages.message(404, "Not found", "There is no receipt with that id.")
         parent = await self._ledger.get(receipt.parent_id) if receipt.parent_id else None
         children = await self._ledger.children(receipt.id, limit=CHILDREN_SHOWN)
         checkpoint = self._ledger.latest_checkpoint
-        return self._render(
+        return self._pages.render(
             "detail.html",
             total=await self._ledger.count(),
             checkpoint=checkpoint if checkpoint and checkpoint.seq >= receipt.seq else None,
@@ -226,20 +201,20 @@ class ReceiptViews:
         the redirect, but is sent on a navigation this origin starts itself.
         """
         if _is_link_preview(request):
-            return self._message(200, "Receipts", "Open this link in your browser.")
+            return self._pages.message(200, "Receipts", "Open this link in your browser.")
         try:
             session = await self._access.redeem(token)
         except InvalidToken as exc:
             log.info("receipt viewer link refused: %s", exc.reason)
-            if self._signed_in(request):
+            if self._pages.signed_in(request):
                 raise web.HTTPSeeOther("/receipts") from None
             # A browser signed in earlier may not have sent its SameSite=Strict cookie on a
             # navigation from the chat app: look again on a navigation this origin starts.
-            return self._unauthorized(
+            return self._pages.unauthorized(
                 _LINK_REFUSED.get(exc.reason, _LINK_REFUSED["unknown"]),
                 refresh=f"/receipts?link={exc.reason}",
             )
-        response = self._render("redeemed.html")
+        response = self._pages.render("redeemed.html")
         response.set_cookie(
             SESSION_COOKIE,
             session,
@@ -258,42 +233,15 @@ class ReceiptViews:
             self._types = (now, await self._ledger.action_types())
         return list(self._types[1])
 
-    def _signed_in(self, request: web.Request) -> bool:
-        return self._access.check_session(request.cookies.get(SESSION_COOKIE))
-
     def _query(self, params: MultiMapping[str]) -> ReceiptQuery | None:
         """The page request in the URL, or None when `before` is not a receipt number."""
         before = params.get("before", "").strip()
         if before and not (before.isascii() and before.isdigit() and len(before) <= 18):
             return None
         return ReceiptQuery(
-            action_type=_text_field(params, "type"),
-            status=_text_field(params, "status"),
-            text=_text_field(params, "q"),
+            action_type=text_field(params, "type"),
+            status=text_field(params, "status"),
+            text=text_field(params, "q"),
             before_seq=int(before) if before else None,
             limit=self._page_size,
-        )
-
-    def _unauthorized(self, message: str, refresh: str = "") -> web.Response:
-        return self._message(401, "Sign-in needed", message, hint=ASK_AGAIN, refresh=refresh)
-
-    def _message(
-        self, status: int, title: str, message: str, hint: str = "", refresh: str = ""
-    ) -> web.Response:
-        return self._render(
-            "message.html",
-            status=status,
-            title=title,
-            message=message,
-            hint=hint,
-            refresh=refresh,
-        )
-
-    def _render(self, name: str, status: int = 200, **context: Any) -> web.Response:
-        html = self._templates.get_template(name).render(**context)
-        return web.Response(
-            text=html,
-            status=status,
-            content_type="text/html",
-            headers={"Cache-Control": "no-store"},
         )
