@@ -199,7 +199,7 @@ class Executor:
             outputs=(
                 {
                     "exit_code": result.exit_code,
-                    "output": result.output[:MAX_RECEIPT_OUTPUT],
+                    "output": (result.recorded or result.output)[:MAX_RECEIPT_OUTPUT],
                     "truncated": result.truncated or len(result.output) > MAX_RECEIPT_OUTPUT,
                     "file_changes": result.file_changes,
                     "provider": provider,

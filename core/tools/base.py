@@ -16,7 +16,8 @@ MAX_OUTPUT = 3500
 class ToolResult:
     """What a tool run produced: exit code, bounded output, files changed (name -> sha256,
     None when removed), the provider that ran it and, when preferred providers were skipped,
-    why (the owner is told: nothing degrades silently)."""
+    why (the owner is told: nothing degrades silently). `recorded`, when set, is what the
+    receipt keeps instead of the output (a fetched page: its address and size, not its text)."""
 
     exit_code: int
     output: str
@@ -24,6 +25,7 @@ class ToolResult:
     file_changes: dict[str, str | None] = field(default_factory=dict)
     provider: str | None = None
     fallback: str | None = None
+    recorded: str | None = None
 
 
 def file_digest(path: Path) -> str | None:

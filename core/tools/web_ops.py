@@ -30,10 +30,12 @@ MAX_REDIRECTS = 5
 class PublicOnlyResolver(AbstractResolver):
     """Resolves host names to public addresses only, at connect time: an allowlisted name
     that points at this machine or the LAN (DNS rebinding) reaches nothing. IP literals do
-    not come here, so an owner who means a LAN service allowlists its address."""
+    not come here, so an owner who means a LAN service allowlists its address; names in
+    `private_hosts` (exact, as the owner wrote them) may resolve to any address."""
 
-    def __init__(self) -> None:
+    def __init__(self, private_hosts: frozenset[str] = frozenset()) -> None:
         self._inner = ThreadedResolver()
+        self._private_hosts = private_hosts
         self.refused: str | None = None
 
     async def resolve(
@@ -41,6 +43,8 @@ class PublicOnlyResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         """The public addresses of `host`; OSError (and `refused` set) when it has none."""
         found = await self._inner.resolve(host, port, family)
+        if host.lower().rstrip(".") in self._private_hosts:
+            return found
         public = [r for r in found if ipaddress.ip_address(r["host"]).is_global]
         if not public:
             self.refused = f"{host} resolves only to private or local addresses"
