@@ -8,6 +8,7 @@ from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
 from core.agent.memory_tools import memory_tools
 from core.agent.quest import AgentLimits
+from core.agent.schedule_tools import propose_job_tool
 from core.agent.workspace_tools import default_tools
 from core.llm.types import ModelRouter
 from core.memory import Memory
@@ -32,6 +33,8 @@ def wire_agent(
     if memory is not None:
         for tool in memory_tools():
             tools.add(tool)
+    if kit is not None:  # served by the scheduler's schedule.propose provider
+        tools.add(propose_job_tool())
     agent = Agent(
         models,
         tools,

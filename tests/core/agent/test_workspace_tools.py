@@ -24,6 +24,7 @@ OFFERED = {
     "remember",
     "recall",
     "forget",
+    "propose_job",
 }
 
 
