@@ -27,3 +27,20 @@ class GovernanceReceipt(StrEnum):
     APPROVAL_REFUSED = "approval_refused"  # a press for an action that changed since
     APPROVAL_REMINDED = "approval_reminded"
     APPROVAL_INTERRUPTED = "approval_interrupted"  # running when Lancelot stopped
+
+
+class JobReceipt(StrEnum):
+    """`action_type` of the receipts jobs created from chat leave (their runs leave the
+    scheduler's scheduled_job_* receipts)."""
+
+    JOB_PROPOSED = "job_proposed"  # a Create / Cancel card was sent: what, when, tier
+    JOB_CREATED = "job_created"  # the owner tapped Create: the job is kept and scheduled
+    JOB_NOT_CREATED = "job_not_created"  # Cancel, or Create after its time had passed
+    JOB_DELETED = "job_deleted"  # Delete on /jobs: it will not run again
+
+
+class TaskReceipt(StrEnum):
+    """`action_type` of the receipts a stopped task leaves (the owner's Stop or /stop)."""
+
+    STOP_REQUESTED = "stop_requested"  # who asked, through which channel, when, which quest
+    TASK_STOPPED = "task_stopped"  # where it stopped, what was cut short, how long it took

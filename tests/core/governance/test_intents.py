@@ -4,13 +4,16 @@ intent a stop left without an outcome is reported as interrupted after the resta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
@@ -20,6 +23,8 @@ from core.receipts.base import ReceiptQuery
 from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt, new_receipt_id
 from core.tools.action import ToolAction
 from core.tools.file_ops import file_action
+from core.tools.sandbox import DockerEngine
+from core.tools.sandbox.limits import OWNER_LABEL, owner_tag
 from core.tools.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[3]
@@ -118,16 +123,101 @@ def test_kill_9_at_random_points_never_leaves_an_effect_without_an_intent(
     asyncio.run(check_every_effect(home))
 
 
-async def check_every_effect(home: Path) -> None:
+async def check_every_effect(
+    home: Path,
+    made_by: Callable[[StoredReceipt], str] = lambda i: i.decoded("inputs")["params"]["path"],
+    pattern: str = "f*.txt",
+    note: str = "",
+) -> None:
+    """After a restart: every file matching `pattern` has an intent (`made_by` names the file
+    an intent makes), and every intent has its outcome or one interrupted report."""
     async with assemble(settings_for(home), web=False) as app:
         intents = await receipts(app, GovernanceReceipt.TOOL_INTENT)
         runs = {r.id for r in await receipts(app, GovernanceReceipt.TOOL_RUN)}
-        interrupted = {r.parent_id for r in await receipts(app, GovernanceReceipt.TOOL_INTERRUPTED)}
-    intended = {i.decoded("inputs")["params"]["path"] for i in intents}
-    written = {p.name for p in (home / "workspace").glob("f*.txt")}
-    assert written <= intended  # no effect without an intent
+        reports = [r.parent_id for r in await receipts(app, GovernanceReceipt.TOOL_INTERRUPTED)]
+    intended = {made_by(i) for i in intents}
+    written = {p.name for p in (home / "workspace").glob(pattern)}
+    assert written <= intended, note  # no effect without an intent
+    assert len(reports) == len(set(reports)), note  # each reported once
     for intent in intents:  # and each intent ended, or was reported
-        assert intent.decoded("outputs")["outcome_id"] in runs or intent.id in interrupted
+        ended = intent.decoded("outputs")["outcome_id"] in runs
+        assert ended or intent.id in reports, f"{note}: {intent.decoded('inputs')['command']}"
+
+
+def test_kill_9_during_run_commands_never_leaves_a_file_without_an_intent(
+    tmp_path: Path, docker_image: str
+) -> None:
+    """The issue's test: `lancelot chat` (the console channel) as a real process gets ten
+    `/run touch fN` at a time through the real Docker sandbox and is killed at a random
+    moment, five times; after the restarts each file has its intent, each intent its outcome
+    or one interrupted report, and the sandbox works and leaves no container behind."""
+    home = tmp_path / "home"
+    seed = int(os.environ.get("LANCELOT_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    env = {**os.environ, "LANCELOT_HOME": str(home), "LANCELOT_SANDBOX_IMAGE": docker_image}
+    for round_ in range(ROUNDS):
+        first = round_ * WRITES_PER_ROUND
+        commands = [f"/run touch f{n}" for n in range(first, first + WRITES_PER_ROUND)]
+        chat = lancelot_chat(env)
+        try:
+            assert chat.stdout is not None
+            assert chat.stdin is not None
+            assert chat.stdout.readline().startswith("Lancelot console")  # assembled
+            chat.stdin.write("".join(f"{c}\n" for c in commands))
+            chat.stdin.flush()
+            # Ten commands take about 3.5 s here: the kill lands anywhere in them, or after.
+            time.sleep(rng.uniform(0.0, 4.0))
+        finally:
+            chat.kill()  # SIGKILL
+            chat.wait(timeout=30)
+            close_pipes(chat)
+    last = lancelot_chat(env)  # reports the last round's interrupted intents, sweeps, runs
+    out, _ = last.communicate("/run touch done\n", timeout=60)
+    assert last.returncode == 0
+    assert "Changed: it creates 1 file: done." in out
+    note = f"LANCELOT_TEST_SEED={seed}"
+    asyncio.run(check_every_effect(home, _touched, "f[0-9]*", note))
+    assert _containers_of(home / "workspace") == [], note
+
+
+def lancelot_chat(env: dict[str, str]) -> subprocess.Popen[str]:
+    """`lancelot chat` on its own port, reading commands from a pipe."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**env, "LANCELOT_WEB_PORT": str(port)},
+        cwd=REPO,
+    )
+
+
+def close_pipes(process: subprocess.Popen[str]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # stdin of a killed process: broken pipe
+                pipe.close()
+
+
+def _touched(intent: StoredReceipt) -> str:
+    """The file a `touch fN` intent makes (its command, as the owner typed it)."""
+    return str(intent.decoded("inputs")["command"]).removeprefix("touch ")
+
+
+def _containers_of(workspace: Path) -> list[str]:
+    """Containers (sandbox or dry run) a Lancelot on this workspace left on the engine."""
+    engine = DockerEngine()
+    try:
+        found = engine.api.containers(
+            all=True, filters={"label": f"{OWNER_LABEL}={owner_tag(workspace)}"}
+        )
+    finally:
+        engine.close()
+    return [c["Id"][:12] for c in found]
 
 
 if __name__ == "__main__":
