@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.governance import GovernanceKit
@@ -20,9 +21,14 @@ from core.health.snapshot import LOCAL_MODEL_CHECK
 from core.memory import Memory
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
+from core.scheduler.chat_jobs import ChatJobs
 from core.scheduler.commands import JobCommands
+from core.scheduler.config import owner_timezone
+from core.scheduler.proposals import JobProposals
+from core.scheduler.provider import CAPABILITIES, ProposalTool
 from core.scheduler.skill_jobs import skill_job
 from core.skills.runner import SkillRunner
+from core.tools.capability import CapabilityTokens
 from soul import Soul
 
 log = logging.getLogger(__name__)
@@ -81,7 +87,8 @@ async def wire_scheduler(
     await app.stack.enter_async_context(scheduler)
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     approvals = governance.approval_store if governance is not None else None
-    _register_jobs(app, scheduler, store, wall, skills, approvals, memory)
+    chat = await _chat_jobs(app, scheduler, wall, soul, governance)
+    _register_jobs(app, scheduler, store, wall, skills, approvals, memory, chat)
     alerts = await _watch_health(app, scheduler, wall, governance)
     starter = app.tasks.spawn(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
@@ -96,6 +103,7 @@ def _register_jobs(
     skills: SkillRunner | None,
     approvals: ApprovalStore | None,
     memory: Memory | None,
+    chat: tuple[ChatJobs, JobProposals],
 ) -> None:
     builtins = Builtins(app.health, app.tokens, app.viewer, app.outbox, store, memory)
     digest = DigestService(
@@ -118,8 +126,29 @@ def _register_jobs(
             runner = skill_job(skills, name, spec.args)
             scheduler.register(f"job:{spec.name}", runner)
     digest.register(app.commands)
-    JobCommands(scheduler, app.tokens, app.bus, app.ledger).register(app.commands)
+    JobCommands(scheduler, app.tokens, app.bus, app.ledger, *chat).register(app.commands)
     register_health_command(app.commands, app.health)
+
+
+async def _chat_jobs(
+    app: Kernel,
+    scheduler: Scheduler,
+    wall: WallClock,
+    soul: Callable[[], Soul | None],
+    governance: GovernanceKit | None,
+) -> tuple[ChatJobs, JobProposals]:
+    """Jobs created from chat (kept ones scheduled again), /remind, and the agent's
+    schedule.propose tool (governed, so only with the Soul loaded)."""
+    conf = app.settings.scheduler
+    chat = ChatJobs(scheduler, app.bus, app.ledger, wall, soul)
+    await chat.load()
+    zone = owner_timezone(conf.jobs_file, conf.timezone)
+    proposals = JobProposals(chat, app.tokens, app.bus, app.ledger, wall, zone)
+    proposals.register(app.commands)
+    if governance is not None:
+        tool = ProposalTool(proposals, app.bus, CapabilityTokens(app.secret))
+        governance.tools.register(tool, CAPABILITIES, local=True)
+    return chat, proposals
 
 
 async def _watch_health(

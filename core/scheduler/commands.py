@@ -1,5 +1,6 @@
-"""/jobs: every job with its next run and last outcome, and Run now / Pause / Resume buttons;
-plus the approval card a gated job sends when it falls due."""
+"""/jobs: every job with its next run and last outcome, and Run now / Pause / Resume buttons
+(and Delete for jobs created from chat); `/jobs new <schedule> <what>` proposes one; plus the
+approval card a gated job sends when it falls due."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.scheduler.chat_jobs import ChatJobs
 from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
 from core.scheduler.job import JobContext
+from core.scheduler.proposals import JobProposals
 from core.security.tokens import ActionTokens
 
 RUN_WAIT = 10.0  # seconds a Run now press waits to show the outcome on the card
@@ -31,6 +34,8 @@ class JobCommands:
     tokens: ActionTokens
     bus: Bus
     ledger: ReceiptStore
+    chat: ChatJobs | None = None  # jobs created from chat (Delete), with their proposals
+    proposals: JobProposals | None = None
     asking: dict[str, str] = field(default_factory=dict)  # job -> its undecided approval card
 
     def register(self, registry: CommandRegistry) -> None:
@@ -41,12 +46,17 @@ class JobCommands:
         registry.action("jobs.run", self._run)
         registry.action("jobs.pause", self._pause)
         registry.action("jobs.resume", self._resume)
+        registry.action("jobs.delete", self._delete)
         registry.action("jobs.approve", self._approve)
         registry.action("jobs.deny", self._deny)
         self.scheduler.ask_approval = self.ask_approval
 
     async def jobs(self, ctx: CommandContext) -> Card:
-        """The jobs card."""
+        """The jobs card; `/jobs new <schedule> <what>` proposes a job instead."""
+        head, _, rest = ctx.args.partition(" ")
+        if head.lower() == "new" and self.proposals is not None:
+            offered = await self.proposals.offer(rest, f"jobs-{ctx.receipt_id}", via="/jobs new")
+            return offered.card
         return await self._card(f"jobs-{ctx.receipt_id}")
 
     async def _card(self, card_id: str, note: str = "") -> Card:
@@ -75,6 +85,9 @@ class JobCommands:
                 buttons.append(
                     Button(f"{label}: {spec.name}", await self._token(action, payload, card_id))
                 )
+            if self.chat is not None and self.chat.owns(spec.name):
+                token = await self._token("jobs.delete", payload, card_id)
+                buttons.append(Button(f"Delete: {spec.name}", token))
         body = "\n".join(lines) + (f"\n\n{note}" if note else "")
         return Card(
             kind=CardKind.REPLY,
@@ -116,6 +129,12 @@ class JobCommands:
             await self.scheduler.resume(name)
             self._record("job_resumed", name)
         return await self._card(ctx.card_id, f"Resumed {name}." if name else "Unknown job.")
+
+    async def _delete(self, ctx: PressContext) -> Card:
+        name = self._job(ctx)
+        if name is None or self.chat is None or not await self.chat.delete(name):
+            return await self._card(ctx.card_id, "That job cannot be deleted from chat.")
+        return await self._card(ctx.card_id, f"Deleted {name}.")
 
     def _record(self, kind: str, name: str) -> None:
         self.ledger.append(Receipt(action_type=kind, action_name=name, metadata={"via": "owner"}))

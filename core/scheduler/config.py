@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zoneinfo
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +44,7 @@ class JobSpec(BaseModel):
     run: str = Field(pattern=r"^(builtin|skill):[a-z0-9_.-]+$")
     every_seconds: float | None = Field(default=None, gt=0)
     cron: str | None = None
+    at: float | None = None  # once, at this time (epoch seconds): a reminder from chat
     timezone: str | None = None  # the file's timezone when unset
     enabled: bool = True
     grace_seconds: float = Field(default=300.0, ge=0)
@@ -53,7 +55,7 @@ class JobSpec(BaseModel):
 
     @model_validator(mode="after")
     def _one_trigger(self) -> JobSpec:
-        if (self.every_seconds is None) == (self.cron is None):
+        if [self.every_seconds, self.cron, self.at].count(None) != 2:
             raise ValueError("give exactly one of every_seconds or cron")
         if self.cron is not None:
             try:
@@ -69,9 +71,12 @@ class JobSpec(BaseModel):
 
     @property
     def describe_trigger(self) -> str:
-        """'every 60 s' or 'cron 0 8 * * * (UTC)'."""
+        """'every 60 s', 'cron 0 8 * * * (UTC)' or 'once at 2026-11-23 09:00 (UTC)'."""
         if self.every_seconds is not None:
             return f"every {self.every_seconds:g} s"
+        if self.at is not None:
+            zone = zoneinfo.ZoneInfo(self.timezone or "UTC")
+            return f"once at {datetime.fromtimestamp(self.at, zone):%Y-%m-%d %H:%M} ({zone})"
         return f"cron {self.cron} ({self.timezone or 'UTC'})"
 
 
@@ -95,6 +100,18 @@ def _zone(value: str) -> str:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown timezone {value!r}") from None
     return value
+
+
+def owner_timezone(path: Path, timezone: str | None) -> str:
+    """The zone the owner's times are read in: the setting, else the jobs file's."""
+    if timezone:
+        return _zone(timezone)
+    data = _read(path)
+    zone = data.get("timezone", "UTC") if isinstance(data, dict) else "UTC"
+    try:
+        return _zone(str(zone))
+    except ValueError:
+        return "UTC"  # load_jobs has refused such a file already
 
 
 def _read(path: Path) -> object:

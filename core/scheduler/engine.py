@@ -105,7 +105,7 @@ class Scheduler:
         now = self.wall.time()
         if self._timer is not None:
             self._timer.start()
-        for spec in self.specs.values():
+        for spec in list(self.specs.values()):
             await self._catch_up(spec, now)
         self.last_tick_at = now
         self.started.set()
@@ -115,7 +115,7 @@ class Scheduler:
         unclaimed past its time (the timer never silently stops a job)."""
         now = self.wall.time()
         self.last_tick_at = now
-        for spec in self.specs.values():
+        for spec in list(self.specs.values()):
             state = await self.store.job(spec.name)
             if state is None or state.paused or state.next_run_at is None:
                 continue
@@ -190,7 +190,7 @@ class Scheduler:
         now = self.wall.time()
         self.last_tick_at = now
         started = 0
-        for spec in self.specs.values():
+        for spec in list(self.specs.values()):
             state = await self.store.job(spec.name)
             if state and not state.paused and state.next_run_at and state.next_run_at <= now:
                 due = state.next_run_at
@@ -285,10 +285,31 @@ class Scheduler:
         self._arm(name, nxt)
         return nxt
 
+    async def add(self, spec: JobSpec) -> None:
+        """Take on a job created while running (from chat; its row is already stored):
+        before start() the catch-up arms it, after it is armed now."""
+        self.specs[spec.name] = spec
+        self._triggers[spec.name] = trigger_for(spec)
+        if self.started.is_set():
+            state = await self.store.job(spec.name)
+            if state is not None and not state.paused:
+                self._arm(spec.name, state.next_run_at)
+
+    def forget(self, name: str) -> None:
+        """Stop knowing a job (deleted from chat); its stored rows are the caller's."""
+        self._disarm(name)
+        self.specs.pop(name, None)
+        self._triggers.pop(name, None)
+
+    async def defer(self, name: str, until: float) -> None:
+        """Run a job again at `until` (a run held by quiet hours), then on its schedule."""
+        await self.store.set_next(name, until)
+        self._arm(name, until)
+
     async def states(self) -> list[tuple[JobSpec, JobState]]:
         """Every declared job with its stored state."""
         found = []
-        for spec in self.specs.values():
+        for spec in list(self.specs.values()):
             state = await self.store.job(spec.name) or JobState(
                 spec.name, None, False, None, None, None
             )

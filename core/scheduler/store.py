@@ -48,6 +48,17 @@ CREATE TABLE IF NOT EXISTS scheduler_marks (
     value REAL NOT NULL
 );
 """,
+        """
+CREATE TABLE IF NOT EXISTS scheduler_chat_jobs (
+    name TEXT PRIMARY KEY,
+    at REAL,
+    cron TEXT,
+    timezone TEXT NOT NULL,
+    what TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+""",
     ),
 )
 
@@ -89,6 +100,19 @@ class RunRecord:
     gate: str | None
     detail: str | None
     missed: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChatJobRow:
+    """A job the owner created from chat: once `at` (epoch seconds) or by `cron`."""
+
+    name: str
+    at: float | None
+    cron: str | None
+    timezone: str
+    what: str
+    tier: str
+    created_at: float
 
 
 class SchedulerStore:
@@ -256,3 +280,42 @@ class SchedulerStore:
             " ON CONFLICT(name) DO UPDATE SET value = excluded.value",
             (name, value),
         )
+
+    async def add_chat_job(self, row: ChatJobRow, next_run_at: float | None) -> bool:
+        """Keep a job created from chat, scheduled for `next_run_at`, in one transaction;
+        False when a job of that name exists."""
+        async with self._lock:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = await self.db.execute(
+                    "INSERT INTO scheduler_chat_jobs (name, at, cron, timezone, what, tier,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
+                    (row.name, row.at, row.cron, row.timezone, row.what, row.tier, row.created_at),
+                )
+                if cur.rowcount == 1:
+                    await self.db.execute(
+                        "INSERT INTO scheduler_jobs (name, next_run_at) VALUES (?, ?)"
+                        " ON CONFLICT(name) DO UPDATE SET next_run_at = excluded.next_run_at,"
+                        " paused = 0",
+                        (row.name, next_run_at),
+                    )
+                await self.db.execute("COMMIT")
+            except BaseException:
+                await self.db.execute("ROLLBACK")
+                raise
+        return cur.rowcount == 1
+
+    async def chat_jobs(self) -> list[ChatJobRow]:
+        """Every job created from chat, oldest first."""
+        async with self.db.execute(
+            "SELECT name, at, cron, timezone, what, tier, created_at FROM scheduler_chat_jobs"
+            " ORDER BY created_at, name"
+        ) as cur:
+            return [ChatJobRow(*row) for row in await cur.fetchall()]
+
+    async def delete_chat_job(self, name: str) -> bool:
+        """Forget a job created from chat and its schedule (its run history stays)."""
+        async with self._lock:
+            cur = await self.db.execute("DELETE FROM scheduler_chat_jobs WHERE name = ?", (name,))
+            await self.db.execute("DELETE FROM scheduler_jobs WHERE name = ?", (name,))
+        return cur.rowcount == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from core.scheduler.config import JobSpec
@@ -30,15 +31,18 @@ def trigger_for(spec: JobSpec) -> BaseTrigger:
     zone = spec.timezone or "UTC"
     if spec.every_seconds is not None:
         return IntervalTrigger(seconds=spec.every_seconds, start_date=ANCHOR, timezone=zone)
+    if spec.at is not None:
+        return DateTrigger(run_date=datetime.fromtimestamp(spec.at, UTC))
     assert spec.cron is not None
     return crontab_trigger(spec.cron, zone)
 
 
 def next_after(trigger: BaseTrigger, after: float) -> float | None:
-    """The first fire time strictly after `after` (epoch seconds), or None if none is left."""
+    """The first fire time strictly after `after` (epoch seconds), or None if none is left
+    (a date trigger names its one time whatever `after` is: once past, it has none)."""
     start = datetime.fromtimestamp(after, UTC) + timedelta(microseconds=1)
     found = trigger.get_next_fire_time(None, start)
-    return found.timestamp() if found is not None else None
+    return found.timestamp() if found is not None and found >= start else None
 
 
 def missed_between(trigger: BaseTrigger, first: float, now: float) -> tuple[int, float]:

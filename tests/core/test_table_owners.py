@@ -32,6 +32,7 @@ OWNERS = {
     "scheduler_jobs": "core/scheduler/store.py",
     "scheduler_runs": "core/scheduler/store.py",
     "scheduler_marks": "core/scheduler/store.py",
+    "scheduler_chat_jobs": "core/scheduler/store.py",
     "receipts": "core/receipts/",  # ledger.db: the ledger's writer, reader, queries, schema
     "receipts_fts": "core/receipts/",  # ledger-search.db, derived from the ledger
     "probe": "core/receipts/",  # an in-memory FTS5 table that checks a search's syntax

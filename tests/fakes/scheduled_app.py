@@ -12,6 +12,7 @@ from core.channel import Channel
 from core.config import load_settings
 from core.delivery.outbox import DeliveryPolicy
 from core.features import FeatureFlags
+from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from core.scheduler import JobRunner, Scheduler
@@ -38,9 +39,11 @@ async def scheduled_app(
     web: bool = False,
     env: dict[str, str] | None = None,
     runners: dict[str, JobRunner] | None = None,
+    models: ModelRouter | None = None,
 ) -> AsyncIterator[Lancelot]:
-    """Start Lancelot on `home` with extra job code (`runners`, by target); the scheduler
-    has caught up (and its catch-up runs finished) when this yields."""
+    """Start Lancelot on `home` with extra job code (`runners`, by target) and, if given,
+    the agent's model router; the scheduler has caught up (and its catch-up runs finished)
+    when this yields."""
     settings = load_settings(
         environ={
             "LANCELOT_HOME": str(home),
@@ -50,7 +53,9 @@ async def scheduled_app(
         }
     )
     features = FeatureFlags(env or {})
-    async with assemble(settings, features=features, web=web, clock=clock, delivery=QUICK) as app:
+    async with assemble(
+        settings, features=features, web=web, clock=clock, delivery=QUICK, models=models
+    ) as app:
         for channel in channels or (MemoryChannel(),):
             await app.attach(channel, durable=durable)
         for target, runner in (runners or {}).items():
