@@ -26,7 +26,7 @@ async def test_help_lists_exactly_what_works(app: Lancelot, phone: MemoryChannel
     assert "/status" in card.body
     assert "/start" in card.body
     assert "/help" in card.body
-    for present in ("/health", "/jobs", "/digest", "/memory", "/new", "/undo"):
+    for present in ("/health", "/jobs", "/digest", "/memory", "/new", "/undo", "/remind"):
         assert present in card.body
     # What cannot work here is not offered: no web page runs, so no receipt link.
     assert "/receipts" not in card.body

@@ -257,3 +257,18 @@ async def test_the_agent_proposes_a_reminder_the_owner_creates(tmp_path: Path) -
         clock.advance(125)
         await scheduler(app).run_pending()
         assert [c.body for c in _reminders(phone)] == ["stretch"]
+
+
+async def test_times_are_read_in_the_owners_timezone(tmp_path: Path) -> None:
+    home, jobs = tmp_path / "home", write_jobs(tmp_path / "jobs.yaml", JOBS)
+    clock = CalendarClock(utc(2026, 11, 23, 14, 0))  # 15:00 in Paris
+    phone = MemoryChannel()
+    env = {"LANCELOT_SCHEDULER_TIMEZONE": "Europe/Paris"}
+    async with scheduled_app(home, clock, jobs, channels=(phone,), env=env) as app:
+        card = await say(app, phone, "/remind at 9pm call Anna")
+        assert dict(card.fields)["Next"] == "Mon 23 Nov 21:00 (Europe/Paris)"
+        await tap(app, phone, card, "Create")
+        past = await say(app, phone, "/remind today at 2:30pm call Anna")  # 13:30 UTC
+        assert "Mon 23 Nov 14:30 has already passed (Europe/Paris)" in past.body
+    (row,) = _chat_jobs(home)
+    assert row[1] == utc(2026, 11, 23, 20, 0).timestamp()
