@@ -6,6 +6,7 @@ from bot.governance import GovernanceKit
 from bot.kernel import Kernel
 from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
+from core.agent.file_tools import send_file_tool
 from core.agent.memory_tools import memory_tools
 from core.agent.quest import AgentLimits
 from core.agent.schedule_tools import propose_job_tool
@@ -30,6 +31,7 @@ def wire_agent(
     """
     gateway = kit.gateway if kit is not None else None
     tools = default_tools(Workspace(app.home / "workspace"))
+    tools.add(send_file_tool())
     if memory is not None:
         for tool in memory_tools():
             tools.add(tool)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from core.events import ButtonPress, Card, MessageRef
+from core.events import ButtonPress, Card, FileOffer, MessageRef
 
 
 class Channel(Protocol):
@@ -56,4 +58,27 @@ class PressAnswering(Protocol):
 
     async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
         """Say how the press went; `note` is a short text the platform may show (a toast)."""
+        ...
+
+
+@runtime_checkable
+class FileFetching(Protocol):
+    """A channel that can fetch the files the owner sends (Telegram's getFile)."""
+
+    def fetch_file(self, offer: FileOffer) -> AsyncIterator[bytes]:
+        """The file's bytes, in chunks, as they arrive (never all in memory at once).
+
+        Raises DeliveryFailed (transient) or DeliveryRejected (the platform refuses it).
+        """
+        ...
+
+
+@runtime_checkable
+class FileSending(Protocol):
+    """A channel that can send the owner a file from this machine."""
+
+    async def send_file(
+        self, chat_id: str, path: Path, caption: str, *, as_photo: bool = False
+    ) -> MessageRef:
+        """Send `path` (a document, or a photo when `as_photo`); the platform's message."""
         ...

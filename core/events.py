@@ -27,15 +27,59 @@ class MessageRef:
     message_id: str
 
 
+class FileKind(StrEnum):
+    """What sort of file came in (each platform's own kinds mapped onto these)."""
+
+    PHOTO = "photo"
+    DOCUMENT = "document"
+    AUDIO = "audio"
+    VIDEO = "video"
+    VOICE = "voice"
+
+
+@dataclass(frozen=True, slots=True)
+class FileOffer:
+    """A file the owner sent, not fetched yet: what the platform announced about it.
+
+    `ref` is the platform's handle (Telegram's file_id, a Google Chat attachment's resource
+    name); `size` is the announced size in bytes (None when the platform does not say).
+    """
+
+    kind: FileKind
+    ref: str
+    name: str = ""  # the name as sent; photos and voice notes have none
+    mime: str = ""
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file of the current turn, saved in the workspace (`path` is workspace-relative)."""
+
+    kind: FileKind
+    path: str
+    mime: str
+    size: int
+    sha256: str
+
+
 @dataclass(frozen=True, slots=True)
 class Inbound:
-    """Text the owner (or a stranger) sent on some channel."""
+    """Text the owner (or a stranger) sent on some channel.
+
+    `files` are files that came with it (the core fetches them; `attachments` are what it
+    saved, for the handler); `unhandled` names what was sent when it is nothing Lancelot
+    takes ("a sticker", "an edited message").
+    """
 
     channel: str
     sender_id: str
     chat_id: str
     text: str
     message_ref: MessageRef | None = None
+    files: tuple[FileOffer, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
+    unhandled: str = ""
 
 
 @dataclass(frozen=True, slots=True)

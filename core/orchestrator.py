@@ -18,6 +18,7 @@ from core.commands.registry import (
 )
 from core.errors import DeliveryFailed, InvalidToken, LancelotError
 from core.events import ButtonPress, Card, CardKind, Inbound
+from core.files.intake import Intake
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus, new_receipt_id
 from core.runtime.tasks import Supervisor
@@ -36,6 +37,18 @@ MAX_CONCURRENT = 64
 def reply(title: str, body: str = "", kind: CardKind = CardKind.REPLY) -> Card:
     """A plain reply card."""
     return Card(kind=kind, title=title, body=body)
+
+
+def _extras(event: Inbound) -> dict[str, object]:
+    """What an inbound receipt says of a message's files and unhandled parts."""
+    extras: dict[str, object] = {}
+    if event.files:
+        extras["files"] = [
+            {"kind": f.kind.value, "name": f.name, "size": f.size} for f in event.files
+        ]
+    if event.unhandled:
+        extras["unhandled"] = event.unhandled
+    return extras
 
 
 def crash_text(exc: Exception) -> str:
@@ -65,8 +78,11 @@ class Orchestrator:
         free_text: FreeTextHandler | None = None,
         *,
         tasks: Supervisor | None = None,
+        intake: Intake | None = None,
     ) -> None:
+        """`intake`: fetches files and hears voice notes (None: text only)."""
         self._bus = bus
+        self._intake = intake
         self._supervisor = tasks or Supervisor()
         self._ledger = ledger
         self._gate = gate
@@ -130,12 +146,15 @@ class Orchestrator:
         inbound = Receipt(
             action_type="inbound",
             action_name="message",
-            inputs={"text": verdict.text},
+            inputs={"text": verdict.text, **_extras(event)},
             outputs={"verdict": "allowed", "notes": list(verdict.notes)},
             metadata=meta,
         )
         self._ledger.append(inbound)
-        card = await self._dispatch(event, verdict.text, inbound.id)
+        if self._intake is not None and (event.files or event.unhandled):
+            card = await self._take_in(event, verdict.text, inbound.id)
+        else:
+            card = await self._dispatch(event, verdict.text, inbound.id)
         if card is None:
             return
         self._ledger.append(
@@ -150,6 +169,22 @@ class Orchestrator:
             )
         )
         await self._answer(event, card)
+
+    async def _take_in(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
+        """Files and what else came with the message first; then its words (a caption, a
+        transcript, screened like typed text), with what was saved and heard on the reply."""
+        assert self._intake is not None
+        taken = await self._intake.take(event, text, receipt_id)
+        if taken.reply is not None:
+            return taken.reply
+        text = taken.text
+        if taken.heard:
+            screened = self._gate.screen(text)
+            if not screened.allowed:
+                return taken.annotate(reply("Not processed", screened.reply or ""))
+            text = screened.text
+        card = await self._dispatch(taken.event, text, receipt_id)
+        return taken.annotate(card) if card is not None else None
 
     async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
         parsed = parse_command(text)

@@ -10,28 +10,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatAction
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import TypeHandler
 
 from bot.telegram.application import TelegramTuning, build_application
+from bot.telegram.files import download, upload
 from bot.telegram.poller import ALLOWED_UPDATES, Poller
 from bot.telegram.presses import PressAnswers
 from bot.telegram.render import chunks, edit_chunk_of, keyboard
 from bot.telegram.sender import chat_number, edit_chunk, send_chunk, translated
-from bot.telegram.updates import NAME, UpdateRouter
+from bot.telegram.incoming import NAME
+from bot.telegram.updates import UpdateRouter
 from bot.telegram.webhook import WebhookEndpoint
 from core.bus import Bus
 from core.config.settings import TelegramSettings
 from core.errors import ConfigError, DeliveryFailed, DeliveryRejected, LancelotError
-from core.events import ButtonPress, Card, MessageRef
+from core.events import ButtonPress, Card, FileOffer, MessageRef
 from core.runtime.tasks import Supervisor
 from core.security.refusals import RefusalLog
 
@@ -48,7 +52,8 @@ class WebhookMode:
 
 
 class TelegramChannel:
-    """Talks to the owner through a Telegram bot (a Channel, PartedChannel, PressAnswering)."""
+    """Talks to the owner through a Telegram bot (a Channel, PartedChannel, PressAnswering,
+    FileFetching and FileSending)."""
 
     name = NAME
 
@@ -73,6 +78,10 @@ class TelegramChannel:
         self._refusals = refusals
         self._presses = PressAnswers(self._bot, self._tuning.press_fallback, tasks=self._supervisor)
         self._calls = asyncio.Semaphore(self._tuning.concurrent_calls)
+        # File downloads stream on their own client: PTB's would read a file whole.
+        self._downloads = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=60.0), verify=self._tuning.verify_tls
+        )
         router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
         self._app.add_handler(TypeHandler(Update, router.handle))
         self._app.add_error_handler(self._on_error)
@@ -95,6 +104,7 @@ class TelegramChannel:
 
     async def __aenter__(self) -> Self:
         async with AsyncExitStack() as stack:
+            stack.push_async_callback(self._downloads.aclose)
             await self._initialize()
             stack.push_async_callback(self._app.shutdown)
             stack.push_async_callback(self._presses.close)
@@ -199,6 +209,19 @@ class TelegramChannel:
             await edit_chunk(
                 self._bot, ref.chat_id, ref.message_id, edit_chunk_of(card), keyboard(card)
             )
+
+    def fetch_file(self, offer: FileOffer) -> AsyncIterator[bytes]:
+        """A file the owner sent (getFile, then the download through the Bot API base)."""
+        return download(self._bot, self._downloads, offer.ref)
+
+    async def send_file(
+        self, chat_id: str, path: Path, caption: str, *, as_photo: bool = False
+    ) -> MessageRef:
+        """sendPhoto or sendDocument; the message that shows the file."""
+        self._stop_typing_in(chat_id)
+        async with self._calls:
+            message = await upload(self._bot, chat_id, path, caption, as_photo=as_photo)
+        return MessageRef(NAME, chat_id, str(message.message_id))
 
     async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
         """Stop the button's spinner; a refused press shows `note` as a toast."""

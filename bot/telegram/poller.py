@@ -30,7 +30,7 @@ from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = ("message", "callback_query")
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 POOL_EXHAUSTED = "pool timeout"
 REQUEST_SLACK = 30.0  # beyond the long-poll and read timeouts, a request counts as wedged
 

@@ -1,7 +1,9 @@
 """From Telegram updates to bus events, for the owner only.
 
 An update from anyone else reaches nothing: no reply, no bus event, only a bounded receipt
-(and, for a button press, the "Not allowed" answer Telegram needs to stop the spinner).
+(and, for a button press, the "Not allowed" answer Telegram needs to stop the spinner); a
+stranger's file is never downloaded. Everything the owner sends becomes an Inbound, even
+what Lancelot does not take (a sticker, an edit): the core answers it.
 """
 
 from __future__ import annotations
@@ -9,16 +11,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import CallbackQuery, Update, User
 
+from bot.telegram.incoming import NAME, inbound
 from bot.telegram.presses import PressAnswers
 from core.bus import Bus
-from core.events import ButtonPress, Inbound, MessageRef
+from core.events import ButtonPress, MessageRef
 from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
 
-NAME = "telegram"
 NOT_ALLOWED = "Not allowed"
 
 
@@ -41,10 +43,12 @@ class UpdateRouter:
             return
         if update.callback_query is not None:
             await self._press(update.callback_query, user)
-        elif update.message is not None and update.message.text is not None:
-            await self._bus.publish(_inbound(update.message, user))
+        elif update.message is not None:
+            await self._bus.publish(inbound(update.message, user))
+        elif update.edited_message is not None:
+            await self._bus.publish(inbound(update.edited_message, user, edited=True))
         else:
-            log.debug("telegram: ignored an update without text from the owner")
+            log.debug("telegram: ignored an update that is not a message from the owner")
 
     async def _press(self, query: CallbackQuery, user: User) -> None:
         message = query.message
@@ -68,9 +72,3 @@ class UpdateRouter:
         )
         if update.callback_query is not None:
             self._presses.refuse(update.callback_query.id, NOT_ALLOWED)
-
-
-def _inbound(message: Message, user: User) -> Inbound:
-    chat_id = str(message.chat.id)
-    ref = MessageRef(NAME, chat_id, str(message.message_id))
-    return Inbound(NAME, str(user.id), chat_id, message.text or "", ref)

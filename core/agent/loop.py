@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.file_tools import addressed
 from core.agent.memory_tools import with_provenance
 from core.agent.quest import Quest
 from core.agent.tools import ToolTable
@@ -72,6 +73,7 @@ class ToolLoop:
         quest.tools_used.append(call.name)
         try:
             action = with_provenance(tool.to_action(args), (o.output for o in result.outcomes))
+            action = addressed(action, quest.channel)
             outcome = await self._gateway.run(
                 action,
                 via=quest.channel,

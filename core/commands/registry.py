@@ -26,6 +26,7 @@ FIXED_COMMANDS = (
     "crusader",
     "undo",
     "new",
+    "get",
     "remind",
 )
 

@@ -177,6 +177,16 @@ class MemorySettings(Section):
     context_tokens: int = Field(default=2000, ge=200, le=100_000)  # conversation + facts
 
 
+class FilesSettings(Section):
+    """Files from and to the owner's phone: size limits (the announced size is checked
+    before anything is downloaded). Telegram's own Bot API serves bots files up to 20 MB
+    and takes uploads up to 50 MB; a self-hosted Bot API server allows more."""
+
+    max_in_mb: float = Field(default=20.0, gt=0)
+    max_out_mb: float = Field(default=50.0, gt=0)
+    transcribe_model: str | None = None  # OpenAI's transcription model; default whisper-1
+
+
 class Settings(Section):
     """Everything Lancelot reads at startup."""
 
@@ -193,6 +203,7 @@ class Settings(Section):
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     memory: MemorySettings = MemorySettings()
+    files: FilesSettings = FilesSettings()
 
     @property
     def telegram_enabled(self) -> bool:

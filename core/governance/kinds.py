@@ -29,6 +29,16 @@ class GovernanceReceipt(StrEnum):
     APPROVAL_INTERRUPTED = "approval_interrupted"  # running when Lancelot stopped
 
 
+class FileReceipt(StrEnum):
+    """`action_type` of the receipts files to and from the owner's phone leave."""
+
+    FILE_RECEIVED = "file_received"  # saved in workspace/inbox: path, size, sha256
+    FILE_REFUSED = "file_refused"  # not saved: too big, a key file, the download failed
+    VOICE_TRANSCRIBED = "voice_transcribed"  # what the provider heard (its length, who)
+    FILE_SENT = "file_sent"  # a workspace file sent to the phone: path, size, sha256
+    UNHANDLED_UPDATE = "unhandled_update"  # a sticker, a location, an edit: answered, not run
+
+
 class JobReceipt(StrEnum):
     """`action_type` of the receipts jobs created from chat leave (their runs leave the
     scheduler's scheduled_job_* receipts)."""

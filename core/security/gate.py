@@ -74,6 +74,20 @@ class InputGate:
                 notify=not already,
             )
         self._told_to_slow_down.pop(sender, None)
+        return self.screen(text)
+
+    def screen(self, text: str) -> GateResult:
+        """The checks of the words alone (size, binary, sanitizer), not counted against the
+        rate: for text a message brought in another form (a voice note's transcript)."""
+        if len(text) > self._max_chars:
+            return GateResult(
+                False,
+                "",
+                "size",
+                f"That is {len(text):,} characters; I take up to {self._max_chars:,}.",
+            )
+        if looks_binary(text):
+            return GateResult(False, "", "binary", "That looks like binary data, not text.")
         verdict = self._sanitizer.check(text)
         if not verdict.allowed:
             return GateResult(

@@ -96,6 +96,24 @@ async def send_document(state: State, p: Params) -> Any:
     return stored.payload
 
 
+async def send_photo(state: State, p: Params) -> Any:
+    chat_id = state.chats.resolve(p.values.get("chat_id"))
+    photo = _document(state, p, "photo")
+    caption = p.text("caption") or ""
+    formatted = _formatted(caption, p.text("parse_mode"), 1024, "message caption is too long")
+    markup = check_reply_markup(p.object("reply_markup"))
+    size = {"width": 1280, "height": 853}
+    content = {
+        "photo": [{**_document_object(photo), **size}],
+        **_content("caption", formatted, markup),
+    }
+    if not formatted.text:
+        content.pop("caption")
+    stored = state.bot_message(chat_id, content)
+    _record(state, stored, caption, p.text("parse_mode"), formatted, markup, None, photo)
+    return stored.payload
+
+
 def _formatted(text: str, parse_mode: str | None, limit: int, too_long: str) -> FormattedText:
     try:
         formatted = format_text(text, parse_mode)
@@ -152,6 +170,7 @@ def _record(
     formatted: FormattedText,
     markup: dict[str, Any] | None,
     document: SentDocument | None,
+    photo: SentDocument | None = None,
 ) -> None:
     stored.record = SentMessage(
         chat_id=stored.payload["chat"]["id"],
@@ -162,16 +181,17 @@ def _record(
         entities=list(formatted.entities),
         reply_markup=markup,
         document=document,
+        photo=photo,
         edits=0,
         deleted=False,
     )
     state.sent.append(stored.record)
 
 
-def _document(state: State, p: Params) -> SentDocument:
-    value = p.values.get("document")
-    name = value.removeprefix("attach://") if isinstance(value, str) else "document"
-    upload = p.files.get(name) or p.files.get("document")
+def _document(state: State, p: Params, field: str = "document") -> SentDocument:
+    value = p.values.get(field)
+    name = value.removeprefix("attach://") if isinstance(value, str) else field
+    upload = p.files.get(name) or p.files.get(field)
     if upload is not None:
         if not upload.content:
             raise bad_request("file must be non-empty")
@@ -185,7 +205,7 @@ def _document(state: State, p: Params) -> SentDocument:
         state.files[file_id] = document
         return document
     if not isinstance(value, str) or not value:
-        raise bad_request("there is no document in the request")
+        raise bad_request(f"there is no {field} in the request")
     if value in state.files:
         return state.files[value]
     if urlsplit(value).scheme in ("http", "https"):
@@ -220,4 +240,5 @@ METHODS: dict[str, Method] = {
     "deletemessage": delete_message,
     "sendchataction": send_chat_action,
     "senddocument": send_document,
+    "sendphoto": send_photo,
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from types import TracebackType
@@ -12,7 +13,7 @@ from typing import Any, Self
 import aiohttp
 from aiohttp import web
 
-from . import account, messages, objects, phone, webhook
+from . import account, files, messages, objects, phone, webhook
 from .errors import ApiError, injected_error
 from .params import Params
 from .reply import Method, Reply
@@ -20,7 +21,7 @@ from .state import AnsweredCallback, Call, ChatAction, SentMessage, TelegramStat
 
 DEFAULT_TOKEN = "123456:TEST-fake-token"
 DEFAULT_USER_ID = 1001
-METHODS: dict[str, Method] = {**account.METHODS, **messages.METHODS}  # keys in lower case
+METHODS: dict[str, Method] = {**account.METHODS, **messages.METHODS, **files.METHODS}  # lower
 
 
 class _Registered(enum.Enum):
@@ -66,6 +67,7 @@ class FakeTelegram:
     async def __aenter__(self) -> Self:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._file)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -169,6 +171,50 @@ class FakeTelegram:
             first_name=first_name,
             username=username,
         )
+
+    def user_file(
+        self,
+        kind: str,
+        content: bytes | None,
+        *,
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        caption: str | None = None,
+        announced_size: int | None = None,
+        ext: str = "",
+        user_id: int = DEFAULT_USER_ID,
+    ) -> dict[str, Any]:
+        """A user sends a file: kind is photo, document, audio, video, voice, video_note or
+        animation. `content=None` with `announced_size` is a file Telegram announces but
+        never serves (a download of it would fail the test). Returns the update."""
+        return files.send_file(
+            self._state,
+            kind,
+            content,
+            user_id=user_id,
+            file_name=file_name,
+            mime_type=mime_type,
+            caption=caption,
+            announced_size=announced_size,
+            ext=ext,
+        )
+
+    def user_sends(
+        self, content: dict[str, Any], *, user_id: int = DEFAULT_USER_ID
+    ) -> dict[str, Any]:
+        """A user sends something else, e.g. {"sticker": {...}} or {"location": {...}}."""
+        return files.send_other(self._state, content, user_id=user_id)
+
+    def user_edits(
+        self, message_id: int, text: str, *, user_id: int = DEFAULT_USER_ID
+    ) -> dict[str, Any]:
+        """A user edits a message they sent (an edited_message update)."""
+        return files.edit_text(self._state, message_id, text, user_id=user_id)
+
+    @property
+    def uploads(self) -> files.FileStore:
+        """Files users sent, and `downloads`: which the bot fetched."""
+        return self._state.uploads
 
     def enqueue_update(self, update: dict[str, Any]) -> dict[str, Any]:
         """Queue a crafted update as is (no checks); gets an update_id if it has none."""
@@ -274,10 +320,17 @@ class FakeTelegram:
             response = _ok(await self._dispatch(name, params))
         except ApiError as error:
             response = error.response()
-        self._state.calls.append(Call(name, params.values, response.status))
+        self._state.calls.append(Call(name, params.values, response.status, time.monotonic()))
         self._state.signal.notify()
         await self._hold(name)
         return response
+
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != self.token:
+            return ApiError(401, "Unauthorized").response()
+        if self._down:
+            return ApiError(502, "Bad Gateway").response()
+        return await files.download(self._state, request)
 
     async def _dispatch(self, name: str, params: Params) -> Any:
         self._raise_if_down()

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from . import objects
 from .errors import bad_request
+from .files import FileStore
 from .updates import UpdateQueue
 
 
@@ -34,6 +35,7 @@ class SentMessage(TypedDict):
     entities: list[dict[str, Any]]
     reply_markup: dict[str, Any] | None
     document: SentDocument | None
+    photo: SentDocument | None  # sendPhoto's upload
     edits: int
     deleted: bool
 
@@ -53,6 +55,7 @@ class Call(NamedTuple):
     method: str
     params: dict[str, Any]
     status: int
+    at: float = 0.0  # when it was answered (time.monotonic), to check edit rates
 
 
 class ChatAction(NamedTuple):
@@ -146,6 +149,7 @@ class TelegramState:
     commands: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
     chat_actions: list[ChatAction] = field(default_factory=list)
     files: dict[str, SentDocument] = field(default_factory=dict)
+    uploads: FileStore = field(default_factory=FileStore)  # files users sent
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     interrupted: Callable[[], bool] = lambda: False
 
