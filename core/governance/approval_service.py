@@ -100,14 +100,15 @@ class ApprovalService:
     ) -> Settlement:
         """Ask the owner as request() does, then wait (only this caller) until the approval
         is executed, denied, expired or interrupted. The decision may come from any copy.
-        `asked` hears the approval's id once its card is out (to note what waits on it)."""
+        `asked` hears the approval's id before its card goes out (to note what waits on it:
+        a stop at any instant after the owner could see the card leaves that note behind)."""
         approval = await self._create(action, decision, via, quest_id)
         # Listen before the card goes out, so even the fastest tap is not lost.
         waiter = self._waiters.watch(approval.id)
         try:
-            await self._send_pending(approval)
             if asked is not None:
                 await asked(approval.id)
+            await self._send_pending(approval)
             return await waiter
         finally:
             self._waiters.unwatch(approval.id, waiter)
