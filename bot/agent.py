@@ -10,6 +10,7 @@ from core.agent.file_tools import send_file_tool
 from core.agent.memory_tools import memory_tools
 from core.agent.quest import AgentLimits
 from core.agent.schedule_tools import propose_job_tool
+from core.agent.web_tools import web_tools
 from core.agent.workspace_tools import default_tools
 from core.llm.types import ModelRouter
 from core.memory import Memory
@@ -35,6 +36,9 @@ def wire_agent(
     if memory is not None:
         for tool in memory_tools():
             tools.add(tool)
+    lookups = app.settings.lookups
+    for tool in web_tools(lookups.fetch_allowlist, lookups.search_enabled):
+        tools.add(tool)
     if kit is not None:  # served by the scheduler's schedule.propose provider
         tools.add(propose_job_tool())
     agent = Agent(

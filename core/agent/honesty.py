@@ -13,7 +13,9 @@ from core.governance.commands import SHELL
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
 
-PATH_KEYS = ("path", "source", "target")  # the parameters of file.* and repo.* that name paths
+# The parameters that name what a run acted on: the paths of file.* and repo.*, the page or
+# the query of web.*.
+PATH_KEYS = ("path", "source", "target", "url", "query")
 
 # "I deleted", "I've created", "I have moved", "Done: removed ..." in the prose of a reply.
 _CLAIMED = re.compile(

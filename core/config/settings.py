@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 
 class Section(BaseModel):
@@ -145,6 +145,48 @@ class ToolsSettings(Section):
         return tuple(shlex.split(value)) if isinstance(value, str) else value
 
 
+class LookupSettings(Section):
+    """The agent's web lookups, each off until configured: web_fetch opens pages of the hosts
+    in `fetch_allowlist` ("*" for any public host) as readable text; web_search asks a search
+    API (Brave, Tavily or a SearXNG instance)."""
+
+    fetch_allowlist: tuple[str, ...] = ()  # hosts; "*.example.org" for subdomains, "*" any
+    # Hosts (exactly as written in the URL) that may be on a private or local address: a LAN
+    # wiki, or the test site on 127.0.0.1. Every other host must resolve to public addresses.
+    fetch_private_hosts: tuple[str, ...] = ()
+    fetch_max_bytes: int = Field(default=2 << 20, ge=1024)  # read from the wire, at most
+    fetch_max_chars: int = Field(default=12_000, ge=500)  # readable text the model gets
+    fetch_timeout_seconds: float = Field(default=15.0, gt=0)
+    search_provider: Literal["brave", "tavily", "searxng"] | None = None
+    search_url: str | None = None  # the API's base URL; Brave's and Tavily's by default
+    search_api_key: SecretStr | None = None  # Brave and Tavily need one
+    search_results: int = Field(default=5, ge=1, le=20)
+    search_timeout_seconds: float = Field(default=10.0, gt=0)
+
+    @field_validator("fetch_allowlist", "fetch_private_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+    @property
+    def fetch_enabled(self) -> bool:
+        """web_fetch is offered once some host is allowed."""
+        return bool(self.fetch_allowlist)
+
+    @property
+    def search_enabled(self) -> bool:
+        """web_search is offered once a search API is chosen."""
+        return self.search_provider is not None
+
+    @model_validator(mode="after")
+    def _search_complete(self) -> LookupSettings:
+        if self.search_provider == "searxng" and not self.search_url:
+            raise ValueError("search_provider searxng needs search_url (the instance's URL)")
+        if self.search_provider in ("brave", "tavily") and self.search_api_key is None:
+            raise ValueError(f"search_provider {self.search_provider} needs search_api_key")
+        return self
+
+
 class LimitSettings(Section):
     """Input limits applied to every inbound message."""
 
@@ -199,6 +241,7 @@ class Settings(Section):
     llm: LLMSettings = LLMSettings()
     sandbox: SandboxSettings = SandboxSettings()
     tools: ToolsSettings = ToolsSettings()
+    lookups: LookupSettings = LookupSettings()
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
