@@ -53,8 +53,11 @@ class Phone:
 
 
 @asynccontextmanager
-async def lancelot(tmp_path: Path, provider: str) -> AsyncIterator[Phone]:
-    """Lancelot configured for `provider` as an owner would: a key and a base URL."""
+async def lancelot(
+    tmp_path: Path, provider: str, features: dict[str, str] | None = None
+) -> AsyncIterator[Phone]:
+    """Lancelot configured for `provider` as an owner would: a key and a base URL (and
+    `features`: FEATURE_* switches)."""
     async with FAKES[provider]() as fake:
         env = {
             "LANCELOT_HOME": str(tmp_path / "home"),
@@ -69,7 +72,7 @@ async def lancelot(tmp_path: Path, provider: str) -> AsyncIterator[Phone]:
             # keyword fallback quick when the flagship is down (no Gemma load in these tests).
             "LANCELOT_LOCAL_MODEL": str(tmp_path / "no-local-model.gguf"),
         }
-        flags = FeatureFlags(environ={"FEATURE_UNIFIED_CLASSIFICATION": "true"})
+        flags = FeatureFlags(environ={"FEATURE_UNIFIED_CLASSIFICATION": "true", **(features or {})})
         async with assemble(load_settings(environ=env), web=False, features=flags) as app:
             phone = MemoryChannel()
             await app.attach(phone)
