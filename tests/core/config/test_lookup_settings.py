@@ -16,6 +16,9 @@ def test_lookups_are_off_until_configured() -> None:
     lookups = load_settings(environ={}).lookups
     assert not lookups.fetch_enabled
     assert not lookups.search_enabled
+    limits = (lookups.fetch_max_bytes, lookups.fetch_max_chars, lookups.fetch_timeout_seconds)
+    assert limits == (2 * 1024 * 1024, 12_000, 15.0)
+    assert lookups.search_results == 5
 
 
 def test_the_environment_sets_them() -> None:

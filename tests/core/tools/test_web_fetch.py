@@ -54,8 +54,8 @@ async def test_a_page_becomes_its_readable_text(tokens: CapabilityTokens, site: 
     assert "# Tomatoes" in body
     assert "Plant tomatoes outside in mid May, after the last frost." in body
     assert "- Water at the root\n" in body
-    for unseen in ("tracking", "Shop", "garden club", "invisible", "color: black"):
-        assert unseen not in result.output  # script, menu, footer, hidden text, style
+    for unseen in ("tracking", "Shop", "garden club", "invisible", "color: black", "Subscribe"):
+        assert unseen not in result.output  # script, menu, footer, hidden text, style, form
     assert result.output.startswith(f"GET {site.url}/article: HTTP 200, text/html, ")
     # The receipt keeps where and how much, never the page.
     assert result.recorded is not None
