@@ -25,11 +25,11 @@ from telegram.ext import TypeHandler
 
 from bot.telegram.application import TelegramTuning, build_application
 from bot.telegram.files import download, upload
+from bot.telegram.incoming import NAME
 from bot.telegram.poller import ALLOWED_UPDATES, Poller
 from bot.telegram.presses import PressAnswers
 from bot.telegram.render import chunks, edit_chunk_of, keyboard
 from bot.telegram.sender import chat_number, edit_chunk, send_chunk, translated
-from bot.telegram.incoming import NAME
 from bot.telegram.updates import UpdateRouter
 from bot.telegram.webhook import WebhookEndpoint
 from core.bus import Bus

@@ -41,8 +41,10 @@ async def test_a_photo_with_a_caption_is_saved_and_the_agent_answers_about_it(
         inbox = lancelot.app.home / "workspace" / "inbox"
 
     saved = list(inbox.iterdir())
-    assert len(saved) == 1 and saved[0].read_bytes() == PHOTO
-    assert saved[0].name.startswith("photo-") and saved[0].suffix == ".jpg"
+    assert len(saved) == 1
+    assert saved[0].read_bytes() == PHOTO
+    assert saved[0].name.startswith("photo-")
+    assert saved[0].suffix == ".jpg"
     assert "A test pattern" in answer["plain_text"]
     assert f"/workspace/inbox/{saved[0].name}" in answer["plain_text"]
     assert "what is in this picture?" in seen[0]
@@ -65,7 +67,11 @@ async def test_summarise_this_reads_the_document_it_came_with(
     async with running(tg, settings_for(tg, tmp_path / "home"), models=model) as lancelot:
         before = len(tg.sent)
         tg.user_file(
-            "document", notes, file_name="notes.txt", mime_type="text/plain", caption="summarise this"
+            "document",
+            notes,
+            file_name="notes.txt",
+            mime_type="text/plain",
+            caption="summarise this",
         )
         answer = (await tg.wait_for_sent(before + 1))[before]
         assert (lancelot.app.home / "workspace" / "inbox" / "notes.txt").read_bytes() == notes
@@ -79,9 +85,13 @@ async def test_a_file_without_a_caption_is_saved_and_the_reply_says_where(
 ) -> None:
     model = ScriptedRouter([])  # the model is never asked
     async with running(tg, settings_for(tg, tmp_path / "home"), models=model) as lancelot:
-        tg.user_file("document", b"%PDF-1.4 tiny", file_name="report.pdf", mime_type="application/pdf")
+        tg.user_file(
+            "document", b"%PDF-1.4 tiny", file_name="report.pdf", mime_type="application/pdf"
+        )
         first = (await tg.wait_for_sent(1))[0]
-        tg.user_file("document", b"%PDF-1.4 other", file_name="report.pdf", mime_type="application/pdf")
+        tg.user_file(
+            "document", b"%PDF-1.4 other", file_name="report.pdf", mime_type="application/pdf"
+        )
         second = (await tg.wait_for_sent(2))[1]
         inbox = lancelot.app.home / "workspace" / "inbox"
         assert (inbox / "report.pdf").read_bytes() == b"%PDF-1.4 tiny"
@@ -105,8 +115,10 @@ async def test_a_2_gb_file_announced_is_refused_without_downloading(
         refused = await lancelot.receipts("file_refused")
         inbox = lancelot.app.home / "workspace" / "inbox"
 
-    assert "backup.tar" in reply["plain_text"] and "2,048 MB" in reply["plain_text"]
-    assert "20.0 MB" in reply["plain_text"] and "did not download" in reply["plain_text"]
+    assert "backup.tar" in reply["plain_text"]
+    assert "2,048 MB" in reply["plain_text"]
+    assert "20.0 MB" in reply["plain_text"]
+    assert "did not download" in reply["plain_text"]
     assert not any(c.method.lower() == "getfile" for c in tg.calls)
     assert tg.uploads.downloads == []
     assert json.loads(refused[0].inputs)["announced_size"] == 2 * 1024**3
@@ -178,7 +190,8 @@ async def test_a_sticker_and_a_location_get_an_answer_and_a_receipt(
         unhandled = await lancelot.receipts("unhandled_update")
 
     assert first["plain_text"].startswith("I can't take a sticker")
-    assert "photos, documents" in first["plain_text"] and "voice notes" in first["plain_text"]
+    assert "photos, documents" in first["plain_text"]
+    assert "voice notes" in first["plain_text"]
     assert second["plain_text"].startswith("I can't take a location")
     assert sorted(r.action_name for r in unhandled) == ["a location", "a sticker"]
     assert tg.uploads.downloads == []
