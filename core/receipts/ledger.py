@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -21,6 +20,7 @@ from core.receipts.base import (
 )
 from core.receipts.chain import HASH, ID, SEQ, Row
 from core.receipts.checkpoints import Checkpointer
+from core.receipts.commits import GroupCommit
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
 from core.receipts.redaction import Redactor
@@ -28,22 +28,17 @@ from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 from core.receipts.verify import Fingerprint, verify_ledger
 from core.receipts.writer import ChainWriter
-from core.runtime.backoff import Backoff, BackoffConfig
 from core.runtime.tasks import Supervisor
 
 log = logging.getLogger(__name__)
-
-MAX_PENDING = 200_000
-WRITE_RETRY = BackoffConfig(min_delay=0.05, max_delay=5.0)  # after a failed write
-Pending = tuple[Receipt, "asyncio.Future[StoredReceipt] | None"]
 
 
 class SqliteLedger:
     """The ReceiptStore on SQLite.
 
     `append` queues a receipt; a writer task commits queued receipts in batches (one
-    transaction each), redacting each and chaining its hash to the one before it.
-    `append_durable` and `flush` wait for the commit. Reads go through a connection of
+    transaction each, commits.py), redacting each and chaining its hash to the one before
+    it. `append_durable` and `flush` wait for the commit. Reads go through a connection of
     their own (LedgerReader), search through a derived index (SearchIndex). With a
     Checkpointer, the head is signed every so often and at close (checkpoints.py).
     """
@@ -61,20 +56,16 @@ class SqliteLedger:
     ) -> None:
         self.path = path
         self._checkpoints = checkpoints
-        self._batch_size = batch_size
-        self._flush_interval = flush_interval
         self._chain = ChainWriter(path, redactor or Redactor())
         self._supervisor = tasks or Supervisor()
-        self._pending: list[tuple[Receipt, asyncio.Future[StoredReceipt] | None]] = []
-        self._enqueued = 0  # receipts ever queued
-        self._committed = 0  # receipts ever committed (or given up on)
-        self._flush_waiters: list[tuple[int, asyncio.Future[None]]] = []
-        self._wakeup = asyncio.Event()
-        self._urgent = False
-        self._writer: asyncio.Task[None] | None = None
+        self._commits = GroupCommit(
+            self._write,
+            self._after_commit,
+            batch_size=batch_size,
+            flush_interval=flush_interval,
+            tasks=self._supervisor,
+        )
         self._catch_up: asyncio.Task[None] | None = None
-        self._last_error: str | None = None
-        self.dropped = 0
         search_file = search_path or path.with_name(path.stem + "-search.db")
         self._search = SearchIndex(search_file, tasks=self._supervisor)
         self._reader = LedgerReader(path, self._search)
@@ -115,11 +106,7 @@ class SqliteLedger:
                 await self._reader.close()
                 await self._chain.close()
                 raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
-        # private: a writer's error may quote receipt data that was never redacted.
-        self._writer = self._supervisor.spawn(
-            self._write_forever(), name="ledger-writer", private=True
-        )
-        self._writer.add_done_callback(self._writer_stopped)
+        self._commits.start()
         self._catch_up = self._supervisor.spawn(self._index_missing(head[0]), name="ledger-reindex")
 
     async def _index_missing(self, head: int) -> None:
@@ -140,12 +127,8 @@ class SqliteLedger:
 
     async def close(self) -> None:
         """Commit what is queued, stop the writer and close the database."""
-        if self._writer is not None:
-            with contextlib.suppress(StorageError):
-                await self.flush()
-            self._writer.cancel()
-            await asyncio.wait([self._writer])  # a writer that died has been reported
-            self._writer = None
+        if self._commits.started:
+            await self._commits.stop()
             if self._checkpoints is not None:
                 await self._checkpoints.stop()  # the shutdown checkpoint
         if self._catch_up is not None:
@@ -156,123 +139,36 @@ class SqliteLedger:
         await self._reader.close()
         await self._chain.close()
 
-    def _writer_stopped(self, task: asyncio.Task[None]) -> None:
-        """A writer that ended other than by close() is a bug: say so, and let nobody wait."""
-        if task.cancelled():
-            return
-        # The type only: the message may quote receipt data that was never redacted.
-        kind = type(task.exception()).__name__
-        log.critical("receipt ledger writer stopped: %s", kind)
-        self._last_error = f"the ledger writer stopped ({kind})"
-        error = StorageError("receipts not stored: the ledger writer stopped")
-        for _, future in self._pending:
-            if future is not None and not future.done():
-                future.set_exception(error)
-        self._settle_flush_waiters(error)
-
     @property
     def healthy(self) -> bool:
         """False while writes are failing."""
-        return self._last_error is None
+        return self._commits.last_error is None
+
+    @property
+    def dropped(self) -> int:
+        """Receipts refused because the writer had stopped or could not keep up."""
+        return self._commits.dropped
 
     def append(self, receipt: Receipt) -> None:
         """Queue a receipt; it is committed within the flush interval."""
-        self._enqueue(receipt, None)
+        self._commits.append(receipt)
 
     async def append_durable(self, receipt: Receipt) -> StoredReceipt:
         """Queue a receipt and wait until it is committed."""
-        future: asyncio.Future[StoredReceipt] = asyncio.get_running_loop().create_future()
-        self._enqueue(receipt, future)
-        return await future
+        return await self._commits.append_durable(receipt)
 
     async def flush(self) -> None:
         """Wait until everything queued before this call is committed."""
-        if self._committed >= self._enqueued:
-            return
-        if self._writer is None or self._writer.done():
-            raise StorageError("receipts not stored: the ledger writer is not running")
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._flush_waiters.append((self._enqueued, future))
-        self._urgent = True
-        self._wakeup.set()
-        await future
+        await self._commits.flush()
 
-    def _settle_flush_waiters(self, error: Exception | None = None) -> None:
-        waiting = []
-        for target, future in self._flush_waiters:
-            if future.done():
-                continue
-            if error is not None:
-                future.set_exception(error)
-            elif self._committed >= target:
-                future.set_result(None)
-            else:
-                waiting.append((target, future))
-        self._flush_waiters = waiting
+    async def _after_commit(self, added: list[Row]) -> None:
+        self._search.submit(added)
+        if added and self._checkpoints is not None:
+            self._checkpoints.note(added[-1][SEQ], added[-1][HASH])
+        await self._chain.maybe_checkpoint()
 
-    def _enqueue(self, receipt: Receipt, future: asyncio.Future[StoredReceipt] | None) -> None:
-        if self._writer is None:
-            raise StorageError("the receipt ledger is not open")
-        if self._writer.done() or len(self._pending) >= MAX_PENDING:
-            reason = "stopped" if self._writer.done() else "not keeping up"
-            self.dropped += 1
-            log.error("receipt ledger %s; dropped receipt %s", reason, receipt.action_type)
-            if future is not None:
-                future.set_exception(StorageError(f"the receipt ledger is {reason}"))
-            return
-        self._pending.append((receipt, future))
-        self._enqueued += 1
-        if future is not None or len(self._pending) >= self._batch_size:
-            self._urgent = self._urgent or future is not None
-            self._wakeup.set()
-        elif len(self._pending) == 1:
-            self._wakeup.set()
-
-    async def _write_forever(self) -> None:
-        backoff = Backoff(WRITE_RETRY)
-        while True:
-            await self._wakeup.wait()
-            if not self._urgent and len(self._pending) < self._batch_size:
-                # Gather a batch, unless someone is waiting on durability.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self._flush_interval):
-                        while not self._urgent and len(self._pending) < self._batch_size:
-                            self._wakeup.clear()
-                            await self._wakeup.wait()
-            self._wakeup.clear()
-            self._urgent = False
-            batch = self._pending[: self._batch_size * 8]
-            try:
-                added, stored = await self._write(batch)
-            except (sqlite3.Error, OSError) as exc:
-                self._last_error = str(exc)
-                log.error("receipt ledger write failed (%d queued): %s", len(self._pending), exc)
-                for _, future in batch:
-                    if future is not None and not future.done():
-                        future.set_exception(StorageError(f"receipt not stored: {exc}"))
-                self._settle_flush_waiters(StorageError(f"receipts not stored: {exc}"))
-                self._pending[: len(batch)] = [(r, None) for r, _ in batch]
-                await asyncio.sleep(next(backoff))
-                self._wakeup.set()
-                continue
-            backoff.reset()
-            self._last_error = None
-            del self._pending[: len(batch)]
-            self._search.submit(added)
-            if added and self._checkpoints is not None:
-                self._checkpoints.note(added[-1][SEQ], added[-1][HASH])
-            await self._chain.maybe_checkpoint()
-            self._committed += len(batch)
-            self._settle_flush_waiters()
-            for (_, future), row in zip(batch, stored, strict=True):
-                if future is not None and not future.done():
-                    future.set_result(StoredReceipt(*row))
-            if self._pending:
-                self._wakeup.set()
-
-    async def _write(self, batch: Sequence[Pending]) -> tuple[list[Row], list[Row]]:
-        """Commit a batch: (the rows added, the row standing for each entry)."""
-        receipts = [r for r, _ in batch]
+    async def _write(self, receipts: list[Receipt]) -> tuple[list[Row], list[Row]]:
+        """Commit a batch: (the rows added, the row standing for each receipt)."""
         try:
             rows = await self._chain.insert(receipts)
             return rows, rows
