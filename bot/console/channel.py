@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
+import stat
 import sys
+from pathlib import Path
 from types import TracebackType
-from typing import Self, TextIO
+from typing import BinaryIO, Self, TextIO
 
 from bot.console.render import render_card
 from core.bus import Bus
@@ -122,6 +125,15 @@ class ConsoleChannel:
         self._choices = {n: c for n, c in self._choices.items() if c[1] != ref}
         self._print_card(card, ref, edited=True)
 
+    async def send_file(
+        self, chat_id: str, path: Path, caption: str, *, as_photo: bool = False
+    ) -> MessageRef:
+        """The terminal is on this machine: print where the file is (a FileSending)."""
+        ref = MessageRef(NAME, chat_id, f"out-{next(self._ids)}")
+        what = "Photo" if as_photo else "File"
+        self._write(f"{what}: {path}" + (f"  ({caption})" if caption else ""))
+        return ref
+
     async def typing(self, chat_id: str) -> None:
         """Nothing to show on a terminal."""
 
@@ -147,9 +159,22 @@ class ConsoleChannel:
             raise DeliveryFailed(f"console output closed: {exc}") from None
 
 
-async def stdin_reader() -> asyncio.StreamReader:
-    """An asyncio reader over this process's standard input."""
+async def stdin_reader(tasks: Supervisor | None = None) -> asyncio.StreamReader:
+    """An asyncio reader over this process's standard input: a terminal, a pipe, or a file
+    (`lancelot chat < requests.txt`), which the loop cannot watch, so a thread reads it."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
+    if stat.S_ISREG(os.fstat(sys.stdin.fileno()).st_mode):
+        supervisor = tasks or Supervisor()
+        supervisor.spawn(_feed_from_file(sys.stdin.buffer, reader), name="console-file-input")
+        return reader
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     return reader
+
+
+async def _feed_from_file(source: BinaryIO, reader: asyncio.StreamReader) -> None:
+    try:
+        while chunk := await asyncio.to_thread(source.read, 1 << 16):
+            reader.feed_data(chunk)
+    finally:
+        reader.feed_eof()

@@ -157,9 +157,11 @@ class GchatChannel:
             return await self._click(event)
         if event.kind in (EventKind.MESSAGE, EventKind.ADDED):
             text = event.text or ("/start" if event.kind is EventKind.ADDED else "")
-            if text:
+            if text or event.files:  # a file alone is answered too (what became of it)
                 exchange = self._exchanges.start(event.space)
-                inbound = Inbound(NAME, event.user_email, event.space, text, _ref(event))
+                inbound = Inbound(
+                    NAME, event.user_email, event.space, text, _ref(event), files=event.files
+                )
                 await self._bus.publish(inbound)
                 return await self._exchanges.wait(exchange, self._settings.reply_wait_seconds)
         return None

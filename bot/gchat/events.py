@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.events import FileKind, FileOffer
+
 NAME = "gchat"
 
 
@@ -47,9 +49,23 @@ class _Named(_Model):
     name: str = ""
 
 
+class _DataRef(_Model):
+    resourceName: str = ""
+
+
+class _Attachment(_Model):
+    """A file on a message: uploaded to Chat (attachmentDataRef) or a Drive file."""
+
+    name: str = ""
+    contentName: str = ""
+    contentType: str = ""
+    attachmentDataRef: _DataRef | None = None
+
+
 class _Message(_Model):
     name: str = ""
     text: str = ""
+    attachment: list[_Attachment] = []
     argumentText: str | None = None
     slashCommand: dict[str, Any] | None = None
     thread: _Named | None = None
@@ -120,6 +136,7 @@ class ChatEvent:
     message_name: str = ""
     thread_name: str = ""
     parameters: dict[str, str] = field(default_factory=dict)
+    files: tuple[FileOffer, ...] = ()  # attachments, as Chat announced them
 
 
 class MalformedEvent(ValueError):
@@ -150,6 +167,33 @@ def _text_of(message: _Message | None) -> str:
     return message.text.strip()
 
 
+def _files_of(message: _Message | None) -> tuple[FileOffer, ...]:
+    """A message's attachments as file offers (ref: the media resource name, or the
+    attachment's own name for a Drive file); Chat announces no size."""
+    if message is None:
+        return ()
+    return tuple(
+        FileOffer(
+            _kind(a.contentType),
+            a.attachmentDataRef.resourceName if a.attachmentDataRef else a.name,
+            a.contentName,
+            a.contentType,
+        )
+        for a in message.attachment
+    )
+
+
+def _kind(content_type: str) -> FileKind:
+    major = content_type.split("/", 1)[0]
+    if major == "image":
+        return FileKind.PHOTO
+    if major == "audio":
+        return FileKind.AUDIO
+    if major == "video":
+        return FileKind.VIDEO
+    return FileKind.DOCUMENT
+
+
 def _classic(event: _ClassicEvent) -> ChatEvent:
     message = event.message
     parameters: dict[str, str] = {}
@@ -168,6 +212,7 @@ def _classic(event: _ClassicEvent) -> ChatEvent:
         message_name=message.name if message else "",
         thread_name=message.thread.name if message and message.thread else "",
         parameters=parameters,
+        files=_files_of(message),
     )
 
 
@@ -195,4 +240,5 @@ def _addon(event: _AddonEvent) -> ChatEvent:
         message_name=message.name if message else "",
         thread_name=message.thread.name if message and message.thread else "",
         parameters=dict(event.commonEventObject.parameters),
+        files=_files_of(message),
     )

@@ -71,7 +71,7 @@ class FileSender:
                 user_message=f"{shown} is {megabytes(size)}; I send files up to "
                 f"{megabytes(self.limit)} (LANCELOT_FILES_MAX_OUT_MB).",
             )
-        target = self._sending(channel)
+        target = self._sending(channel, f"{shown} ({megabytes(size)}) stays in the workspace")
         as_photo = real.suffix.lower() in PHOTO_SUFFIXES and size <= PHOTO_MAX
         digest = await asyncio.to_thread(file_digest, real) or ""
         await target.send_file(chat_id, real, caption, as_photo=as_photo)
@@ -95,12 +95,12 @@ class FileSender:
     def _channel(self, name: str) -> Channel | None:
         return next((c for c in self._bus.channels if c.name == name), None)
 
-    def _sending(self, name: str) -> FileSending:
+    def _sending(self, name: str, note: str) -> FileSending:
         found: object = self._channel(name)  # (mypy cannot intersect the two protocols)
         if not isinstance(found, FileSending):
             raise FileRefused(
                 f"channel {name!r} cannot send files",
-                user_message=f"I can't send files on {name}.",
+                user_message=f"I can't send files on {name}: {note}.",
             )
         return found
 

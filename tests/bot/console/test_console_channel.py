@@ -84,3 +84,13 @@ async def test_end_of_input_closes_the_console(app: Lancelot) -> None:
     console, reader, _ = await console_for(app)
     reader.feed_eof()
     await asyncio.wait_for(console.closed.wait(), 2)
+
+
+async def test_get_on_the_console_names_the_file_on_this_machine(app: Lancelot) -> None:
+    _, reader, out = await console_for(app)
+    (app.home / "workspace" / "notes.txt").write_text("hello")
+    await type_line(app, reader, b"/get notes.txt\n")
+    await type_line(app, reader, b"/get ../secret\n")
+    shown = out.getvalue()
+    assert f"File: {(app.home / 'workspace' / 'notes.txt').resolve()}" in shown
+    assert "'..' is not allowed" in shown
