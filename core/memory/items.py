@@ -141,12 +141,13 @@ class Items:
         counts.update({Tier(tier): n for tier, n in rows})
         return counts
 
-    async def touch(self, ids: Iterable[str], at: float) -> None:
+    def touch(self, ids: Iterable[str], at: float) -> None:
         """Mark items or experiences as used now (a context took them): of those that match a
-        request, the least recently used are the first left out."""
+        request, the least recently used are the first left out. Written with the next write
+        (the turn that follows), not at the cost of a commit of its own."""
         used = list(dict.fromkeys(ids))
         if used:
-            await self._store.write(
+            self._store.later(
                 "INSERT INTO memory_used (id, at) VALUES "
                 + ", ".join("(?, ?)" for _ in used)
                 + " ON CONFLICT(id) DO UPDATE SET at = excluded.at",

@@ -253,7 +253,7 @@ class Memory:
         compiled = compile_context(material, budget_tokens)
         taken = set(compiled.item_ids)
         used = [f.id for f in material.facts] + [x.id for x in material.experiences]
-        await self.items.touch((i for i in used if i in taken), now)
+        self.items.touch((i for i in used if i in taken), now)
         return compiled
 
     # Maintenance and the owner's view

@@ -49,6 +49,7 @@ class MemoryStore:
         self._reader: sqlite3.Connection | None = None
         self._thread: ThreadPoolExecutor | None = None
         self._lock = asyncio.Lock()
+        self._later: list[Query] = []  # bookkeeping writes that ride along with the next one
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -95,7 +96,10 @@ class MemoryStore:
         return reader
 
     async def close(self) -> None:
-        """Close both connections (idempotent)."""
+        """Write what waits (`later`), then close both connections (idempotent)."""
+        if self._later and self._db is not None:
+            with suppress(StorageError):  # bookkeeping only: never a reason not to close
+                await self._flush_later()
         reader, self._reader = self._reader, None
         if reader is not None:
             await self._in_thread(reader.close)
@@ -129,7 +133,10 @@ class MemoryStore:
         return rows[0] if rows else None
 
     async def read_many(self, queries: Sequence[Query]) -> list[list[Row]]:
-        """The rows of each query, all read from one snapshot in one trip to the thread."""
+        """The rows of each query, all read from one snapshot in one trip to the thread
+        (after what waits from `later`: a read sees every write asked for before it)."""
+        if self._later:
+            await self._flush_later()
         try:
             return await self._in_thread(self._read_all, queries)
         except sqlite3.Error as exc:
@@ -147,8 +154,22 @@ class MemoryStore:
         finally:
             reader.execute("COMMIT")
 
+    def later(self, sql: str, params: Params = ()) -> None:
+        """A bookkeeping write (when items were last used) that need not cost a commit of
+        its own: it goes in with the next write, or at close. A crash before then loses it,
+        which only a ranking notices."""
+        self._later.append(Query(sql, params))
+
+    async def _flush_later(self) -> None:
+        async with self.transaction():
+            pass  # the transaction runs what waits first
+
     async def write(self, sql: str, params: Params = ()) -> int:
-        """One statement as a transaction of its own; how many rows it changed."""
+        """One statement as a transaction of its own (with what waits from `later`); how
+        many rows it changed."""
+        if self._later:
+            async with self.transaction() as writer:
+                return await writer.execute(sql, params)
         async with self._lock:
             try:
                 async with self.db.execute(sql, params) as cur:
@@ -165,6 +186,9 @@ class MemoryStore:
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 try:
+                    waiting, self._later = self._later, []
+                    for query in waiting:
+                        await db.execute(query.sql, query.params)
                     yield Writer(db)
                     await db.execute("COMMIT")
                 except BaseException:

@@ -95,3 +95,16 @@ async def test_a_closed_store_says_so(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "memory.db")
     with pytest.raises(StorageError, match="not open"):
         await store.read("SELECT 1")
+
+
+async def test_bookkeeping_rides_with_the_next_write_and_is_kept_at_close(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    used = "INSERT INTO memory_used (id, at) VALUES (?, ?)"
+    async with MemoryStore(path) as store:
+        store.later(used, ("m1", 1.0))
+        # A read sees it (it is written first) ...
+        assert await store.read("SELECT id FROM memory_used") == [("m1",)]
+        store.later(used, ("m2", 2.0))
+    # ... and what still waited at close is written then.
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT id FROM memory_used ORDER BY at").fetchall() == [("m1",), ("m2",)]
