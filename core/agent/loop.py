@@ -72,7 +72,7 @@ class ToolLoop:
         call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
         quest.tools_used.append(call.name)
         try:
-            action = with_provenance(tool.to_action(args), (o.output for o in result.outcomes))
+            action = with_provenance(tool.to_action(args), quest.tool_outputs)
             action = addressed(action, quest.channel)
             outcome = await self._gateway.run(
                 action,
@@ -89,6 +89,7 @@ class ToolLoop:
             detail = f"{type(exc).__name__}: {exc}"
             return self._failed(call, quest, call_id, UNEXPECTED, detail)
         result.outcomes.append(outcome)
+        quest.tool_outputs.append(outcome.output)
         if outcome.receipt_id is not None:
             quest.run_receipts.append(outcome.receipt_id)
         return outcome.for_model()

@@ -36,6 +36,9 @@ class Quest:
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
+    # What tools gave this request, in every step: data, never the owner's word (a fact
+    # taken from it for memory waits in quarantine, see core/agent/memory_tools.py).
+    tool_outputs: list[str] = field(default_factory=list)
     system: str = ""  # the system prompt: the agent's rules, then what memory compiled
     context: ContextNote | None = None  # which memory items `system` holds, for receipts
     lessons: str = ""  # how similar past tasks went (memory's experiences), for the deep pass

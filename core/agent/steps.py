@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
@@ -11,6 +10,7 @@ from core.agent.answer import parse_json_object
 from core.agent.loop import ToolLoop
 from core.agent.plan import PLAN_INSTRUCTIONS, PLAN_SCHEMA, PlanArtifact
 from core.agent.quest import Quest
+from core.governance.gateway import ToolOutcome
 from core.llm.types import CompletionRequest, Lane, Message, Role
 from core.receipts.model import ReceiptStatus
 
@@ -104,17 +104,18 @@ class StepRunner:
             result = await self._loop.run(messages, quest, task_type="execute_step")
             if result.stopped:
                 return StepReport(step, False, attempt, "stopped at the iteration limit")
-            evidence = [o.for_model() for o in result.outcomes]
-            verdict = await self._verify(quest, step, plan.done_when, result.text, evidence)
+            verdict = await self._verify(quest, step, plan.done_when, result.text, result.outcomes)
             if verdict.passed:
                 return StepReport(step, True, attempt, result.text.strip()[:300])
             feedback = f"A previous attempt did not pass the check: {verdict.reason}\n"
         return StepReport(step, False, quest.limits.step_attempts, feedback.strip())
 
     async def _verify(
-        self, quest: Quest, step: str, done_when: str, summary: str, evidence: list[str]
+        self, quest: Quest, step: str, done_when: str, summary: str, outcomes: list[ToolOutcome]
     ) -> StepVerdict:
-        """Judge a step from the tool outcomes (not from the executor's own words alone)."""
+        """Judge a step from the tool outcomes (not from the executor's own words alone); its
+        receipt keeps them as their receipts do (a fetched page's address, not the page)."""
+        evidence = [o.for_model() for o in outcomes]
         prompt = (
             f"Step: {step}\nThe whole task is done when: {done_when}\n"
             f"Executor's summary: {summary}\nTool outcomes (JSON, authoritative):\n"
@@ -136,7 +137,7 @@ class StepRunner:
             "verify",
             "passed" if verdict.passed else "failed",
             inputs={"step": step},
-            outputs={"reason": verdict.reason, "evidence": json.loads(f"[{','.join(evidence)}]")},
+            outputs={"reason": verdict.reason, "evidence": [o.for_receipt() for o in outcomes]},
             status=ReceiptStatus.SUCCESS if verdict.passed else ReceiptStatus.FAILURE,
         )
         return verdict

@@ -65,6 +65,7 @@ class ToolOutcome:
     receipt_ids: tuple[str, ...] = ()
     effects: str = ""  # what it changed (or would change) in the workspace, in words
     change_id: str | None = None  # the applied change, which Undo can take back
+    recorded: str = ""  # what receipts keep instead of `output` (ToolResult.recorded)
 
     @property
     def succeeded(self) -> bool:
@@ -77,7 +78,16 @@ class ToolOutcome:
         body = {k: v for k, v in asdict(self).items() if v not in (None, "", ())}
         for private in ("receipt_id", "approval_id", "receipt_ids", "text", "change_id"):
             body.pop(private, None)
+        body.pop("recorded", None)
         return json.dumps(body, ensure_ascii=False)
+
+    def for_receipt(self) -> dict[str, object]:
+        """The model's view for a receipt: the output replaced by the tool's record of it
+        when the tool keeps its output out of receipts (a fetched page)."""
+        body: dict[str, object] = json.loads(self.for_model())
+        if self.recorded:
+            body["output"] = self.recorded
+        return body
 
 
 # A caller's own limit, checked once the policy has decided: an outcome refuses the action
@@ -300,4 +310,5 @@ def _ran(base: ToolOutcome, report: RunReport) -> ToolOutcome:
         receipt_id=report.receipt_id,
         text=report.text,
         receipt_ids=ids,
+        recorded=report.result.recorded or "",
     )

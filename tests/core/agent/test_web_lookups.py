@@ -18,7 +18,7 @@ from core.memory.model import Provenance
 from core.receipts.model import ReceiptStatus
 from tests.core.agent.stage import Stage
 from tests.core.tools.fences import fenced_body, header_of
-from tests.fakes.scripted_model import call, final, tool_said
+from tests.fakes.scripted_model import call, final, text, tool_said
 from tests.fakes.search_api import FakeSearchApi
 from tests.fakes.web_site import INJECTION, FakeSite
 
@@ -184,3 +184,46 @@ async def test_with_nothing_configured_the_tools_are_not_offered(lancelot: Stage
     assert not {spec.name for spec in model.calls[-1].request.tools} & WEB_TOOLS
     assert "No: unknown tool" in card.body
     assert await lancelot.receipts("tool_run") == []
+
+
+PLAN = {
+    "goal": "Keep the page's planting tip",
+    "context": "The owner named the garden page.",
+    "assumptions": [],
+    "plan_steps": ["Read the garden page", "Remember its planting tip"],
+    "decision_points": [],
+    "risks": [],
+    "done_when": "the tip is remembered",
+    "next_action": "Read the page",
+}
+
+
+def passes(request: CompletionRequest) -> Completion:
+    return text(json.dumps({"passed": True, "reason": "the tool ran"}))
+
+
+async def test_a_page_read_in_one_step_is_still_data_in_the_next(tmp_path: Path) -> None:
+    """A plan: the page is read in step 1 and its tip remembered in step 2, a fresh tool loop
+    that never saw the page; the fact still counts as the page's and waits for the owner.
+    The verifier's receipt keeps the page's address, not its text."""
+    async with FakeSite() as site, web_stage(tmp_path, **fetching()) as lancelot:
+        url = f"{site.url}/article"
+        lancelot.model(
+            text(json.dumps(PLAN)),
+            call("web_fetch", url=url),
+            text("Read the page."),
+            passes,
+            call("remember", text="Plant tomatoes outside in mid May, after the last frost."),
+            text("Kept the tip (it waits for approval)."),
+            passes,
+            final("The tip waits in /memory for your approval.", [("web_fetch", url)]),
+        )
+        await lancelot.say("plan and then write down the planting tip from the garden page")
+        await lancelot.next_card()
+        assert lancelot.app.memory is not None
+        (held,) = await lancelot.app.memory.quarantined()
+        assert held.provenance is Provenance.TOOL
+        first, _ = await lancelot.receipts("verify")
+        (evidence,) = first.decoded("outputs")["evidence"]
+        assert evidence["output"].startswith(f"GET {url}: HTTP 200")
+        assert "frost" not in json.dumps(first.decoded("outputs"))
