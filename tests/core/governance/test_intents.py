@@ -150,7 +150,7 @@ def test_kill_9_during_run_commands_never_leaves_a_file_without_an_intent(
     """The issue's test: `lancelot chat` (the console channel) as a real process gets ten
     `/run touch fN` at a time through the real Docker sandbox and is killed at a random
     moment, five times; after the restarts each file has its intent, each intent its outcome
-    or one interrupted report, and the sandbox works and leaves no container behind."""
+    or one interrupted report, and the sandbox works and leaves nothing on the engine."""
     home = tmp_path / "home"
     seed = int(os.environ.get("LANCELOT_TEST_SEED", time.time()))
     rng = random.Random(seed)
@@ -177,7 +177,7 @@ def test_kill_9_during_run_commands_never_leaves_a_file_without_an_intent(
     assert "Changed: it creates 1 file: done." in out
     note = f"LANCELOT_TEST_SEED={seed}"
     asyncio.run(check_every_effect(home, _touched, "f[0-9]*", note))
-    assert _containers_of(home / "workspace") == [], note
+    assert _left_on_engine(home / "workspace") == [], note
 
 
 def lancelot_chat(env: dict[str, str]) -> subprocess.Popen[str]:
@@ -208,16 +208,16 @@ def _touched(intent: StoredReceipt) -> str:
     return str(intent.decoded("inputs")["command"]).removeprefix("touch ")
 
 
-def _containers_of(workspace: Path) -> list[str]:
-    """Containers (sandbox or dry run) a Lancelot on this workspace left on the engine."""
+def _left_on_engine(workspace: Path) -> list[str]:
+    """Containers and volumes (sandbox or dry run) a Lancelot on this workspace left behind."""
+    mine = {"label": f"{OWNER_LABEL}={owner_tag(workspace)}"}
     engine = DockerEngine()
     try:
-        found = engine.api.containers(
-            all=True, filters={"label": f"{OWNER_LABEL}={owner_tag(workspace)}"}
-        )
+        containers = engine.api.containers(all=True, filters=mine)
+        volumes = (engine.api.volumes(filters=mine) or {}).get("Volumes") or []
     finally:
         engine.close()
-    return [c["Id"][:12] for c in found]
+    return [c["Id"][:12] for c in containers] + [v["Name"] for v in volumes]
 
 
 if __name__ == "__main__":
