@@ -17,6 +17,19 @@ from .harness import STRANGER, eventually, running, settings_for
 
 PHOTO = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 40  # a JPEG's start, then some bytes
 
+POLL = {
+    "id": "5",
+    "question": "Lunch?",
+    "options": [],
+    "total_voter_count": 0,
+    "is_closed": False,
+    "is_anonymous": True,
+    "type": "regular",
+    "allows_multiple_answers": False,
+    "allows_revoting": False,
+    "members_only": False,
+}
+
 
 def owner_words(request: CompletionRequest) -> str:
     """The owner's message as the model got it (the last user turn)."""
@@ -187,13 +200,16 @@ async def test_a_sticker_and_a_location_get_an_answer_and_a_receipt(
         first = (await tg.wait_for_sent(1))[0]
         tg.user_sends({"location": {"latitude": 48.85, "longitude": 2.35}})
         second = (await tg.wait_for_sent(2))[1]
+        tg.user_sends({"poll": POLL})
+        third = (await tg.wait_for_sent(3))[2]
         unhandled = await lancelot.receipts("unhandled_update")
 
     assert first["plain_text"].startswith("I can't take a sticker")
     assert "photos, documents" in first["plain_text"]
     assert "voice notes" in first["plain_text"]
     assert second["plain_text"].startswith("I can't take a location")
-    assert sorted(r.action_name for r in unhandled) == ["a location", "a sticker"]
+    assert third["plain_text"].startswith("I can't take a poll")
+    assert sorted(r.action_name for r in unhandled) == ["a location", "a poll", "a sticker"]
     assert tg.uploads.downloads == []
 
 
