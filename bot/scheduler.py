@@ -127,6 +127,8 @@ def _register_jobs(
             scheduler.register(f"job:{spec.name}", runner)
     digest.register(app.commands)
     JobCommands(scheduler, app.tokens, app.bus, app.ledger, *chat).register(app.commands)
+    if scheduler.ask_approval is not None:  # a chat job's approval card waits out quiet hours
+        scheduler.ask_approval = chat[0].quiet_asks(scheduler.ask_approval)
     register_health_command(app.commands, app.health)
 
 

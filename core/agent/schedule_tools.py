@@ -27,6 +27,13 @@ def propose_job_tool() -> AgentTool:
                     "'tomorrow at 9:30am', 'every Monday at 8'.",
                 },
                 "what": {**text, "description": "What to remind of or do, e.g. 'call Anna'."},
+                "kind": {
+                    "type": "string",
+                    "enum": ["reminder", "task"],
+                    "description": "reminder (default): the owner gets a card saying `what`. "
+                    "task: at each time you are given `what` as the owner's request and do it "
+                    "(each run waits for the owner's Approve).",
+                },
             },
             "required": ["when", "what"],
             "additionalProperties": False,
@@ -36,6 +43,12 @@ def propose_job_tool() -> AgentTool:
         spec,
         PROPOSE,
         lambda args: ToolAction(
-            PROPOSE, None, {"when": str(args["when"]), "what": str(args["what"])}
+            PROPOSE,
+            None,
+            {
+                "when": str(args["when"]),
+                "what": str(args["what"]),
+                "kind": str(args.get("kind", "reminder")),
+            },
         ),
     )

@@ -1,10 +1,13 @@
 """Jobs the owner creates from chat (/remind, /jobs new, the agent's propose_job): kept in
 scheduler.db, scheduled by the same engine as the declared jobs (claimed once, gated, with
-receipts), and delivered as a card through the outbox when they fire.
+receipts). A reminder is delivered as a card through the outbox when it fires; a task is the
+owner's own words handed to the agent, in the chat the job was created from, each run only
+with the owner's Approve (its tier is above the Soul's scheduling boundary).
 
 A one-off reminder's run is claimed once (its next run moves to none in the same
 transaction), so a restart, a catch-up and the timer never deliver it twice; one due while
-Lancelot was down fires once after start. Quiet hours hold the card until they end.
+Lancelot was down fires once after start. Quiet hours hold the card (or the approval card a
+task asks with) until they end.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from dataclasses import dataclass
 
 from core.bus import Bus
 from core.clock import WallClock
-from core.events import Card, CardKind
+from core.events import Card, CardKind, Inbound
 from core.governance.kinds import JobReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
-from core.scheduler.job import JobContext
+from core.scheduler.job import ApprovalAsker, JobContext
 from core.scheduler.quiet import quiet_until
 from core.scheduler.store import ChatJobRow
 from core.scheduler.triggers import next_after, trigger_for
@@ -33,7 +36,9 @@ from soul import Soul
 log = logging.getLogger(__name__)
 
 TARGET = "builtin:reminder"  # what every job created from chat runs
-TIER = "T0"  # it only sends the owner a card
+REMINDER, TASK = "reminder", "task"
+# A reminder only sends the owner a card; a task lets the agent act, so each run asks first.
+TIERS = {REMINDER: "T0", TASK: "T2"}
 ONCE_GRACE = 30 * 86400.0  # a reminder missed while down still comes, up to a month late
 EVERY_GRACE = 6 * 3600.0
 
@@ -45,13 +50,21 @@ class Proposal:
     schedule: Schedule
     what: str
     zone: str
+    kind: str = REMINDER
 
     def payload(self) -> dict[str, object]:
         """What the Create button's token carries."""
         at = self.schedule.at.timestamp() if isinstance(self.schedule, Once) else None
         cron = self.schedule.cron if isinstance(self.schedule, Every) else None
         said = self.schedule.said if isinstance(self.schedule, Every) else None
-        return {"at": at, "cron": cron, "said": said, "what": self.what, "zone": self.zone}
+        return {
+            "at": at,
+            "cron": cron,
+            "said": said,
+            "what": self.what,
+            "zone": self.zone,
+            "kind": self.kind,
+        }
 
     @classmethod
     def from_payload(cls, data: dict[str, object]) -> Proposal:
@@ -61,7 +74,8 @@ class Proposal:
             schedule: Schedule = Once(zone_now(zone, float(str(data["at"]))))
         else:
             schedule = Every(str(data["cron"]), str(data.get("said") or data["cron"]))
-        return cls(schedule, str(data["what"]), zone)
+        kind = TASK if data.get("kind") == TASK else REMINDER
+        return cls(schedule, str(data["what"]), zone, kind)
 
 
 class ChatJobs:
@@ -89,12 +103,17 @@ class ChatJobs:
             self._rows[row.name] = row
             await self._scheduler.add(spec_of(row))
 
+    def asks_first(self, spec: JobSpec) -> bool:
+        """Whether each run of `spec` waits for the owner's Approve (the gates decide)."""
+        return self._scheduler.gates.needs_approval(spec)
+
     def owns(self, name: str) -> bool:
         """Whether `name` was created from chat (it can be deleted)."""
         return name in self._rows
 
-    async def create(self, proposal: Proposal, *, via: str) -> JobSpec | None:
-        """Keep and schedule the proposed job; None when its one time has already passed."""
+    async def create(self, proposal: Proposal, *, via: str, owner: Inbound) -> JobSpec | None:
+        """Keep and schedule the proposed job (a task runs in `owner`'s channel and chat);
+        None when its one time has already passed."""
         now = self._wall.time()
         schedule = proposal.schedule
         at = schedule.at.timestamp() if isinstance(schedule, Once) else None
@@ -106,8 +125,12 @@ class ChatJobs:
             cron=schedule.cron if isinstance(schedule, Every) else None,
             timezone=proposal.zone,
             what=proposal.what,
-            tier=TIER,
+            tier=TIERS[proposal.kind],
             created_at=now,
+            kind=proposal.kind,
+            channel=owner.channel,
+            sender=owner.sender_id,
+            chat=owner.chat_id,
         )
         spec = spec_of(row)
         first = next_run(spec, now)
@@ -119,7 +142,12 @@ class ChatJobs:
             Receipt(
                 action_type=JobReceipt.JOB_CREATED,
                 action_name=row.name,
-                inputs={"what": row.what, "schedule": spec.describe_trigger, "tier": row.tier},
+                inputs={
+                    "what": row.what,
+                    "kind": row.kind,
+                    "schedule": spec.describe_trigger,
+                    "tier": row.tier,
+                },
                 outputs={"next_run_at": first},
                 metadata={"via": via},
             )
@@ -143,18 +171,39 @@ class ChatJobs:
         )
         return True
 
+    def _quiet_until(self) -> float | None:
+        soul = self._soul()
+        return quiet_until(
+            soul.scheduling_boundaries.quiet_hours if soul else None, self._wall.time()
+        )
+
+    def quiet_asks(self, ask: ApprovalAsker) -> ApprovalAsker:
+        """`ask`, except that a chat job's approval card waits out quiet hours: the job is
+        scheduled again for their end, and asks then."""
+
+        async def asking(spec: JobSpec, ctx: JobContext) -> None:
+            until = self._quiet_until() if spec.name in self._rows else None
+            if until is not None:
+                await self._scheduler.defer(spec.name, until)
+                return
+            await ask(spec, ctx)
+
+        return asking
+
     async def deliver(self, ctx: JobContext) -> str:
-        """The job's code: the reminder card, through the outbox; during quiet hours the run
-        is held (scheduled again for their end) and says so."""
+        """The job's code: the reminder card through the outbox, or the task's words to the
+        agent as the owner's message; during quiet hours a run nobody just approved is held
+        (scheduled again for their end) and says so."""
         row = self._rows.get(ctx.job)
         if row is None:
             raise LookupError(f"{ctx.job} is not a job created from chat")
-        now = self._wall.time()
-        soul = self._soul()
-        until = quiet_until(soul.scheduling_boundaries.quiet_hours if soul else None, now)
+        until = None if ctx.approved else self._quiet_until()
         if until is not None:
             await self._scheduler.defer(row.name, until)
             return f"held for quiet hours until {zone_now(row.timezone, until):%H:%M}"
+        if row.kind == TASK:
+            await self._bus.publish(Inbound(row.channel, row.sender, row.chat, row.what))
+            return f"handed to the agent on {row.channel}: {row.what}"[:300]
         card = Card(
             kind=CardKind.NOTICE,
             title="Reminder",

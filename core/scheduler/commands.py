@@ -55,7 +55,8 @@ class JobCommands:
         """The jobs card; `/jobs new <schedule> <what>` proposes a job instead."""
         head, _, rest = ctx.args.partition(" ")
         if head.lower() == "new" and self.proposals is not None:
-            offered = await self.proposals.offer(rest, f"jobs-{ctx.receipt_id}", via="/jobs new")
+            card_id = f"jobs-{ctx.receipt_id}"
+            offered = await self.proposals.offer(rest, card_id, via="/jobs new", kind="task")
             return offered.card
         return await self._card(f"jobs-{ctx.receipt_id}")
 

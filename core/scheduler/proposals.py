@@ -11,11 +11,19 @@ from typing import Any
 from core.bus import Bus
 from core.clock import WallClock
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
-from core.events import Button, Card, CardKind
+from core.events import Button, Card, CardKind, Inbound
 from core.governance.kinds import JobReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
-from core.scheduler.chat_jobs import TIER, ChatJobs, Proposal, next_run, spec_of
+from core.scheduler.chat_jobs import (
+    REMINDER,
+    TASK,
+    TIERS,
+    ChatJobs,
+    Proposal,
+    next_run,
+    spec_of,
+)
 from core.scheduler.store import ChatJobRow
 from core.scheduler.when import (
     Ambiguous,
@@ -78,10 +86,12 @@ class JobProposals:
         """/remind <when> <what>."""
         return (await self.offer(ctx.args, f"remind-{ctx.receipt_id}", via="/remind")).card
 
-    async def offer(self, text: str, card_id: str, *, via: str, what: str = "") -> Offered:
-        """Read `text` (a time, then what to do unless `what` is given) and make the card:
-        a proposal with Create / Cancel, a question with one button per reading, or a
-        refusal that says why."""
+    async def offer(
+        self, text: str, card_id: str, *, via: str, what: str = "", kind: str = REMINDER
+    ) -> Offered:
+        """Read `text` (a time, then what to do unless `what` is given) and make the card
+        for a reminder or a task (the agent does it): a proposal with Create / Cancel, a
+        question with one button per reading, or a refusal that says why."""
         now = zone_now(self._zone, self._wall.time())
         reading, rest = read_when(text, now)
         what = (what or rest).strip()
@@ -92,7 +102,7 @@ class JobProposals:
         if isinstance(reading, Ambiguous):
             buttons = []
             for label, schedule in reading.choices:
-                payload = Proposal(schedule, what, self._zone).payload()
+                payload = Proposal(schedule, what, self._zone, kind).payload()
                 buttons.append(Button(label, await self._token(PICK, payload, card_id)))
             buttons.append(Button("Cancel", await self._token(CANCEL, {"what": what}, card_id)))
             card = Card(
@@ -103,7 +113,7 @@ class JobProposals:
                 correlation_id=card_id,
             )
             return Offered(card, f"asked the owner which time: {reading.question}", True)
-        proposal = Proposal(reading, what, self._zone)
+        proposal = Proposal(reading, what, self._zone, kind)
         if isinstance(reading, Once) and reading.at.timestamp() <= now.timestamp():
             return _refusal(
                 card_id,
@@ -117,7 +127,7 @@ class JobProposals:
                 action_type=JobReceipt.JOB_PROPOSED,
                 action_name=proposal.what[:80],
                 inputs={"text": text[:500], "what": what[:500]},
-                outputs={"next_run": card.fields[0][1], "tier": TIER},
+                outputs={"next_run": card.fields[0][1], "tier": TIERS[kind], "kind": kind},
                 metadata={"via": via},
             )
         )
@@ -125,20 +135,27 @@ class JobProposals:
 
     async def _proposal_card(self, proposal: Proposal, card_id: str) -> Card:
         now = self._wall.time()
-        preview = ChatJobRow("", _at(proposal), _cron(proposal), self._zone, "", TIER, now)
-        first = next_run(spec_of(preview), now)
+        tier = TIERS[proposal.kind]
+        preview = ChatJobRow("", _at(proposal), _cron(proposal), self._zone, "", tier, now)
+        spec = spec_of(preview)
+        first = next_run(spec, now)
         when = f"{self._say(first)} ({self._zone})" if first else "-"
         how = "once" if isinstance(proposal.schedule, Once) else proposal.schedule.said
         payload = proposal.payload()
+        task = proposal.kind == TASK
+        if self._jobs.asks_first(spec):
+            note = "each run waits for your Approve; quiet hours hold the card"
+        else:
+            note = "runs without asking; quiet hours hold it"
         return Card(
             CardKind.REPLY,
-            "Create this reminder?",
+            "Create this job?" if task else "Create this reminder?",
             proposal.what,
             fields=(
                 ("Next", when),
                 ("Repeats", how),
-                ("Does", "sends you this card"),
-                ("Tier", f"{TIER} (runs without asking; quiet hours hold it)"),
+                ("Does", "the agent does it in this chat" if task else "sends you this card"),
+                ("Tier", f"{tier} ({note})"),
             ),
             buttons=(
                 Button("Create", await self._token(CREATE, payload, card_id)),
@@ -163,7 +180,8 @@ class JobProposals:
 
     async def _create(self, ctx: PressContext) -> Card:
         proposal = Proposal.from_payload(ctx.payload)
-        spec = await self._jobs.create(proposal, via=f"{ctx.event.channel}:{ctx.card_id}")
+        owner = Inbound(ctx.event.channel, ctx.event.sender_id, ctx.event.chat_id, "")
+        spec = await self._jobs.create(proposal, via=ctx.card_id, owner=owner)
         if spec is None:
             self._not_created(proposal.what, "its time had passed")
             return _done(ctx.card_id, "That time has passed; nothing was created.")
@@ -172,7 +190,7 @@ class JobProposals:
         return _done(
             ctx.card_id,
             f"Created {spec.name}: next {when} ({self._zone}). /jobs lists it.",
-            title="Reminder created",
+            title="Job created" if proposal.kind == TASK else "Reminder created",
         )
 
     async def _cancel(self, ctx: PressContext) -> Card:

@@ -8,6 +8,7 @@ import uuid
 
 from core.bus import Bus
 from core.errors import ToolFailed
+from core.scheduler.chat_jobs import REMINDER, TASK
 from core.scheduler.proposals import JobProposals
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult
@@ -18,7 +19,7 @@ CAPABILITIES = (PROPOSE,)
 
 
 class ProposalTool:
-    """Serves schedule.propose: {"when": "...", "what": "..."}."""
+    """Serves schedule.propose: {"when": "...", "what": "...", "kind": "reminder"|"task"}."""
 
     name = "scheduler"
 
@@ -34,8 +35,9 @@ class ProposalTool:
         if action.capability != PROPOSE:
             raise ToolFailed(f"the scheduler does not serve {action.capability}")
         when, what = str(action.params.get("when", "")), str(action.params.get("what", ""))
+        kind = TASK if action.params.get("kind") == TASK else REMINDER
         card_id = f"propose-{uuid.uuid4().hex[:16]}"
-        offered = await self._proposals.offer(when, card_id, via="agent", what=what)
+        offered = await self._proposals.offer(when, card_id, via="agent", what=what, kind=kind)
         if not offered.ok:
             return ToolResult(1, f"{offered.outcome}. {offered.card.body}", provider=self.name)
         await self._bus.broadcast(offered.card)

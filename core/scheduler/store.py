@@ -18,6 +18,22 @@ import aiosqlite
 from core.errors import StorageError
 from core.state import Schema, open_db
 
+
+async def _add_task_columns(db: aiosqlite.Connection) -> None:
+    """Step 3: a job may be a task the agent does (with the owner's approval, in the chat it
+    was created from), not only a reminder. Columns already there (a home stamped from before
+    versions) are left as they are."""
+    async with db.execute("PRAGMA table_info(scheduler_chat_jobs)") as cur:
+        present = {row[1] for row in await cur.fetchall()}
+    defaults = {"kind": "reminder", "channel": "", "sender": "", "chat": ""}
+    for column, default in defaults.items():
+        if column not in present:
+            await db.execute(
+                f"ALTER TABLE scheduler_chat_jobs ADD COLUMN {column} TEXT NOT NULL"
+                f" DEFAULT '{default}'"
+            )
+
+
 SCHEMA = Schema(
     "scheduler",
     (
@@ -59,6 +75,7 @@ CREATE TABLE IF NOT EXISTS scheduler_chat_jobs (
     created_at REAL NOT NULL
 );
 """,
+        _add_task_columns,
     ),
 )
 
@@ -104,7 +121,8 @@ class RunRecord:
 
 @dataclass(frozen=True, slots=True)
 class ChatJobRow:
-    """A job the owner created from chat: once `at` (epoch seconds) or by `cron`."""
+    """A job the owner created from chat: once `at` (epoch seconds) or by `cron`; a
+    reminder, or a task the agent does in the chat (channel, sender, chat) it came from."""
 
     name: str
     at: float | None
@@ -113,6 +131,10 @@ class ChatJobRow:
     what: str
     tier: str
     created_at: float
+    kind: str = "reminder"
+    channel: str = ""
+    sender: str = ""
+    chat: str = ""
 
 
 class SchedulerStore:
@@ -289,8 +311,21 @@ class SchedulerStore:
             try:
                 cur = await self.db.execute(
                     "INSERT INTO scheduler_chat_jobs (name, at, cron, timezone, what, tier,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
-                    (row.name, row.at, row.cron, row.timezone, row.what, row.tier, row.created_at),
+                    " created_at, kind, channel, sender, chat)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
+                    (
+                        row.name,
+                        row.at,
+                        row.cron,
+                        row.timezone,
+                        row.what,
+                        row.tier,
+                        row.created_at,
+                        row.kind,
+                        row.channel,
+                        row.sender,
+                        row.chat,
+                    ),
                 )
                 if cur.rowcount == 1:
                     await self.db.execute(
@@ -308,8 +343,8 @@ class SchedulerStore:
     async def chat_jobs(self) -> list[ChatJobRow]:
         """Every job created from chat, oldest first."""
         async with self.db.execute(
-            "SELECT name, at, cron, timezone, what, tier, created_at FROM scheduler_chat_jobs"
-            " ORDER BY created_at, name"
+            "SELECT name, at, cron, timezone, what, tier, created_at, kind, channel, sender,"
+            " chat FROM scheduler_chat_jobs ORDER BY created_at, name"
         ) as cur:
             return [ChatJobRow(*row) for row in await cur.fetchall()]
 

@@ -60,7 +60,7 @@ RELEASED = {
     "health_alerts": ["6ec41ffb19875798"],
     "skills": ["4f94f98c1683ddfe"],
     "skill_proposals": ["66d1270fa8fac9c7"],
-    "scheduler": ["c431f7a7d468fd6b", "20dc5d7a3079eb6e"],
+    "scheduler": ["c431f7a7d468fd6b", "20dc5d7a3079eb6e", "dbb06b5dace40dfa"],
     "ledger": ["d786dbb1341b0d89"],
     "memory": ["7f0594a71383aef3"],
     "search": ["ef9c5b043d0b4dcb"],

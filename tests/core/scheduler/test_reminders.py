@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from core.events import ButtonPress, Card
+from core.scheduler.store import SCHEMA, SchedulerStore
 from tests.fakes.calendar import CalendarClock, utc
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
@@ -190,7 +191,7 @@ async def test_quiet_hours_hold_a_reminder_until_they_end(tmp_path: Path) -> Non
         assert [c.body for c in _reminders(phone)] == ["stretch"]
 
 
-async def test_jobs_new_repeats_and_pause_resume_delete_work(tmp_path: Path) -> None:
+async def test_repeating_jobs_and_pause_resume_delete_work(tmp_path: Path) -> None:
     home, jobs = tmp_path / "home", write_jobs(tmp_path / "jobs.yaml", JOBS)
     clock = CalendarClock(utc(2026, 11, 23, 12, 0))  # a Monday
     phone = MemoryChannel()
@@ -202,7 +203,7 @@ async def test_jobs_new_repeats_and_pause_resume_delete_work(tmp_path: Path) -> 
         assert dict(picked.fields)["Next"] == "Mon 30 Nov 08:00 (UTC)"
         assert dict(picked.fields)["Repeats"] == "every Monday at 08:00"
         await tap(app, phone, picked, "Create")
-        card = await say(app, phone, "/jobs new every day at 15:00 drink water")
+        card = await say(app, phone, "/remind every day at 15:00 drink water")
         await tap(app, phone, card, "Create")
     # Both survive a restart and show in /jobs.
     async with scheduled_app(home, clock, jobs, channels=(phone,)) as app:
@@ -272,3 +273,63 @@ async def test_times_are_read_in_the_owners_timezone(tmp_path: Path) -> None:
         assert "Mon 23 Nov 14:30 has already passed (Europe/Paris)" in past.body
     (row,) = _chat_jobs(home)
     assert row[1] == utc(2026, 11, 23, 20, 0).timestamp()
+
+
+async def test_a_task_runs_through_the_agent_after_the_owners_approve(tmp_path: Path) -> None:
+    home, jobs = tmp_path / "home", write_jobs(tmp_path / "jobs.yaml", JOBS)
+    clock = CalendarClock(utc(2026, 11, 23, 12, 0))
+    phone = MemoryChannel()
+    model = ScriptedRouter([final("The logs are quiet: 3 runs, no failures.")])
+    async with scheduled_app(home, clock, jobs, channels=(phone,), models=model) as app:
+        card = await say(app, phone, "/jobs new every day at 15:00 summarise the logs")
+        assert card.title == "Create this job?"
+        fields = dict(card.fields)
+        assert fields["Does"] == "the agent does it in this chat"
+        assert fields["Tier"].startswith("T2 (each run waits for your Approve")
+        created = await tap(app, phone, card, "Create")
+        assert created is not None
+        assert created.title == "Job created"
+
+        clock.set(utc(2026, 11, 23, 15, 0, 5))
+        await scheduler(app).run_pending()
+        _, asking = await phone.next_card()
+        assert asking.title.startswith("Run summarise-the-logs-")
+        assert model.calls == []  # nothing ran before the Approve
+        await tap(app, phone, asking, "Approve")
+        _, answer = await phone.next_card()
+        assert "The logs are quiet" in answer.body
+        (asked,) = [c for c in model.calls if c.request.messages]
+        assert any("summarise the logs" in m.content for m in asked.request.messages)
+        inbound = await receipts(app, "inbound")
+        assert inbound[-1].decoded("inputs")["text"] == "summarise the logs"
+
+        # At night the approval card waits for the morning.
+        card = await say(app, phone, "/jobs new every day at 23:00 check the backups")
+        await tap(app, phone, card, "Create")
+        clock.set(utc(2026, 11, 23, 23, 0, 5))
+        await scheduler(app).run_pending()
+        assert phone.pending() == 0
+        clock.set(utc(2026, 11, 24, 7, 0, 5))
+        await scheduler(app).run_pending()
+        _, morning = await phone.next_card()
+        assert morning.title.startswith("Run check-the-backups-")
+
+
+async def test_reminders_kept_before_tasks_existed_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "scheduler.db"
+    with sqlite3.connect(path) as db:
+        for step in SCHEMA.steps[:2]:
+            assert isinstance(step, str)
+            db.executescript(step)
+        db.execute(
+            "INSERT INTO scheduler_chat_jobs VALUES ('stretch-1a2b', 1.0, NULL, 'UTC', "
+            "'stretch', 'T0', 0.5)"
+        )
+        db.execute("PRAGMA user_version = 2")
+    store = SchedulerStore(path)
+    await store.open()
+    try:
+        (row,) = await store.chat_jobs()
+    finally:
+        await store.close()
+    assert (row.name, row.what, row.kind, row.chat) == ("stretch-1a2b", "stretch", "reminder", "")
