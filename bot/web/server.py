@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from types import TracebackType
 from typing import Self
 
@@ -26,8 +27,12 @@ class WebServer:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
+            hint = ""
+            if exc.errno == errno.EADDRINUSE:
+                hint = "; another program uses that port: set LANCELOT_WEB_PORT to a free one"
             raise StorageError(
-                f"cannot serve the web app on {self._host}:{self._port}: {exc.strerror or exc}"
+                f"cannot serve the web app on {self._host}:{self._port}: "
+                f"{exc.strerror or exc}{hint}"
             ) from None
         server = site._server  # the bound port, when 0 asked the OS to choose
         sockets = getattr(server, "sockets", None) or ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -71,10 +72,16 @@ def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str) -> None:
     node[path[-1]] = value
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+# LANCELOT_* names read outside the settings model.
+OTHER_NAMES = frozenset({"LANCELOT_CONFIG"})
+
+
+def _read_yaml(path: Path, *, required: bool) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if required:  # a file named on purpose and missing is a mistake, not "use defaults"
+            raise ConfigError(f"{path}: no such settings file") from None
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
@@ -92,9 +99,21 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _describe(error: ValidationError, path: Path) -> str:
+def _env_source(loc: tuple[int | str, ...], sources: Mapping[tuple[str, ...], str]) -> str | None:
+    """The environment variable that set the key at `loc` (or a key above it), if one did."""
+    for length in range(len(loc), 0, -1):
+        name = sources.get(tuple(str(part) for part in loc[:length]))
+        if name is not None:
+            return name
+    return None
+
+
+def _describe(
+    error: ValidationError, path: Path, sources: Mapping[tuple[str, ...], str] | None = None
+) -> str:
     first = error.errors()[0]
     key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    env_name = _env_source(tuple(first["loc"]), sources or {})
     message = first["msg"]
     if first["type"] == "extra_forbidden":
         message = "unknown key"
@@ -103,23 +122,48 @@ def _describe(error: ValidationError, path: Path) -> str:
         message = f"{message} (got {shown!r})"
     more = len(error.errors()) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    if env_name is not None:
+        return f"environment variable {env_name} (sets {key}): {message}{suffix}"
     return f"{path}: {key}: {message}{suffix}"
+
+
+def _override_names() -> dict[str, tuple[str, ...]]:
+    return {**_generic_env_names(Settings), **ENV_NAMES}
+
+
+def unknown_environment(environ: Mapping[str, str] | None = None) -> list[str]:
+    """A warning for each LANCELOT_* variable no setting reads, naming the closest known one."""
+    env = os.environ if environ is None else environ
+    known = {*_override_names(), *OTHER_NAMES}
+    # Compared without the prefix every name shares, which would make all of them look close.
+    tails = sorted(name.removeprefix("LANCELOT_") for name in known if name.startswith("LANCELOT_"))
+    warnings = []
+    for name in sorted(env):
+        if not name.startswith("LANCELOT_") or name in known:
+            continue
+        close = difflib.get_close_matches(name.removeprefix("LANCELOT_"), tails, n=1, cutoff=0.6)
+        hint = f" (did you mean LANCELOT_{close[0]}?)" if close else ""
+        warnings.append(f"{name} is not a setting Lancelot knows{hint}; it is ignored")
+    return warnings
 
 
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Load settings from `path` (or $LANCELOT_CONFIG, or config/lancelot.yaml) and the environment.
 
-    Raises ConfigError with one line naming the file, the key and what is wrong.
+    Raises ConfigError with one line naming the file (or the environment variable), the key
+    and what is wrong. Only the default file may be missing (then the defaults apply).
     """
     env = os.environ if environ is None else environ
-    config_path = path or Path(env.get("LANCELOT_CONFIG") or DEFAULT_CONFIG)
-    data = _read_yaml(config_path)
-    overrides = {**_generic_env_names(Settings), **ENV_NAMES}
-    for name, key_path in overrides.items():
+    named = path or (Path(env["LANCELOT_CONFIG"]) if env.get("LANCELOT_CONFIG") else None)
+    config_path = named or DEFAULT_CONFIG
+    data = _read_yaml(config_path, required=named is not None)
+    sources: dict[tuple[str, ...], str] = {}
+    for name, key_path in _override_names().items():
         value = env.get(name)
         if value is not None and value != "":
             _set_path(data, key_path, value)
+            sources[key_path] = name
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, config_path)) from None
+        raise ConfigError(_describe(exc, config_path, sources)) from None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_settings
+from core.config import load_settings, unknown_environment
 from core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -89,6 +89,44 @@ def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
         load_settings(write(tmp_path, "- a\n- b\n"), environ={})
 
 
-def test_missing_file_means_defaults(tmp_path: Path) -> None:
-    settings = load_settings(tmp_path / "absent.yaml", environ={})
+def test_missing_default_file_means_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no config/lancelot.yaml here
+    settings = load_settings(environ={})
     assert settings.web.port == 8080
+
+
+def test_a_named_file_that_is_missing_is_an_error(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.yaml"
+    with pytest.raises(ConfigError, match=f"{absent}: no such settings file"):
+        load_settings(absent, environ={})
+    with pytest.raises(ConfigError, match="no such settings file"):
+        load_settings(environ={"LANCELOT_CONFIG": str(absent)})
+
+
+def test_an_environment_error_names_the_variable_not_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "web: {host: 127.0.0.1}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, environ={"LANCELOT_WEB_PORT": "eighty"})
+    message = str(caught.value)
+    assert message.startswith("environment variable LANCELOT_WEB_PORT (sets web.port): ")
+    assert str(path) not in message
+    with pytest.raises(ConfigError, match="environment variable TELEGRAM_OWNER_ID"):
+        load_settings(path, environ={"TELEGRAM_OWNER_ID": "@me"})
+
+
+def test_the_same_key_wrong_in_the_file_still_names_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "web: {port: eighty}\n")
+    with pytest.raises(ConfigError, match=f"^{path}: web.port: "):
+        load_settings(path, environ={})
+
+
+def test_an_unknown_lancelot_variable_is_named_with_the_closest_known_one() -> None:
+    env = {"LANCELOT_WEB_PROT": "8081", "LANCELOT_HOME": "/tmp/x", "LANCELOT_ZZZQQQ": "1"}
+    assert unknown_environment(env) == [
+        "LANCELOT_WEB_PROT is not a setting Lancelot knows (did you mean LANCELOT_WEB_PORT?);"
+        " it is ignored",
+        "LANCELOT_ZZZQQQ is not a setting Lancelot knows; it is ignored",
+    ]
+    assert unknown_environment({"LANCELOT_CONFIG": "x.yaml", "OTHER": "1"}) == []
