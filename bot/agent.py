@@ -8,8 +8,10 @@ from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
 from core.agent.file_tools import send_file_tool
 from core.agent.memory_tools import memory_tools
+from core.agent.progress import STOP, ProgressTuning
 from core.agent.quest import AgentLimits
 from core.agent.schedule_tools import propose_job_tool
+from core.agent.stops import RunningTasks
 from core.agent.web_tools import web_tools
 from core.agent.workspace_tools import default_tools
 from core.llm.types import ModelRouter
@@ -41,6 +43,7 @@ def wire_agent(
         tools.add(tool)
     if kit is not None:  # served by the scheduler's schedule.propose provider
         tools.add(propose_job_tool())
+    running = RunningTasks(app.bus, app.ledger, app.tokens, app.tasks, _progress(app))
     agent = Agent(
         models,
         tools,
@@ -51,12 +54,21 @@ def wire_agent(
         limits or AgentLimits(local_answers=app.settings.llm.local_model is not None),
         tokens=app.tokens,
         memory=agent_memory(app, memory),
+        running=running,
     )
     app.commands.free_text(agent.handle)
     if kit is not None:  # an approved step whose request a restart stopped: answer it
         kit.approvals.when_unwaited(agent.resume)
     app.commands.action(CARRY_OUT, agent.carry_out)
+    app.commands.command("stop", "stop what I am doing in this chat", running.on_stop_command)
+    app.commands.action(STOP, running.on_stop_press)
     app.status_fields["Agent"] = lambda: (
         "ready" if models.has_flagship() else "no model provider (commands only)"
     )
     return agent
+
+
+def _progress(app: Kernel) -> ProgressTuning:
+    """How a running request's progress message behaves, from the settings."""
+    progress = app.settings.progress
+    return ProgressTuning(after=progress.after_seconds, interval=progress.edit_interval_seconds)

@@ -16,6 +16,7 @@ class CardKind(StrEnum):
     DIGEST = "digest"
     RECEIPT = "receipt"
     NOTICE = "notice"
+    PROGRESS = "progress"  # a running task's status, edited in place (with Stop)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from core.agent.plan import PlanArtifact, plan_card
 from core.agent.quest import AgentLimits, Quest
 from core.agent.reply import ReplyGate
 from core.agent.steps import PlanError, StepReport, StepRunner, make_plan
+from core.agent.stops import RunningTask, RunningTasks
 from core.agent.tools import ToolTable
 from core.agent.trail import Trail
 from core.bus import Bus
@@ -32,6 +33,7 @@ from core.governance.gateway import ToolGateway
 from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
 from core.receipts.base import ReceiptStore
+from core.runtime.stopping import Stopped
 from core.security.tokens import ActionTokens
 
 SYSTEM = (
@@ -68,9 +70,12 @@ class Agent:
         jobs_running: Callable[[], bool] = lambda: False,
         tokens: ActionTokens | None = None,
         memory: ConversationMemory | None = None,
+        running: RunningTasks | None = None,
     ) -> None:
         """`memory`: conversations and facts that reach the model (None: every request
-        stands alone, as with FEATURE_MEMORY off)."""
+        stands alone, as with FEATURE_MEMORY off). `running`: requests show a progress
+        message with Stop, and /stop reaches them (None: they cannot be stopped)."""
+        self._running = running
         self._router = router
         self._memory = memory
         self._tokens = tokens
@@ -95,7 +100,8 @@ class Agent:
             await self._memory.record(chat, "owner", text, receipt_id)
             memory = self._memory
             quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
-        card = await self._handle(quest, event, text, receipt_id, started)
+        async with self._track(quest, event.channel, event.chat_id, text) as task:
+            card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:
             await self._memory.done(chat)
             await self._memory.record_reply(chat, card)
@@ -105,7 +111,13 @@ class Agent:
         return card
 
     async def _handle(
-        self, quest: Quest, event: Inbound, text: str, receipt_id: str, started: float
+        self,
+        quest: Quest,
+        event: Inbound,
+        text: str,
+        receipt_id: str,
+        started: float,
+        task: RunningTask | None,
     ) -> Card:
         trail = quest.trail
         offline = not self._router.has_flagship()
@@ -123,6 +135,8 @@ class Agent:
             answer = await self._answer(quest, found.intent, text, event)
         except ProviderUnavailable as exc:
             return await self._gate.outage(quest, exc)
+        except Stopped:
+            return await self._stopped(quest, task)
         card, corrections = await self._gate.reply(quest, answer)
         if quest.deep:
             elapsed = (time.perf_counter() - started) * 1000
@@ -237,15 +251,33 @@ class Agent:
         await self._bus.update(ctx.card_id, plan_card(plan, will_execute=True))
         inputs = {"text": text[:2000], "plan_card": ctx.card_id}
         quest = self._start(channel, chat_id, ctx.receipt_id, inputs)
-        try:
-            reports = await self._steps.run(quest, quest.system, text, plan)
-            answer = await self._summarise(quest, text, plan, reports)
-        except ProviderUnavailable as exc:
-            card = await self._gate.outage(quest, exc)
-        else:
-            card, _ = await self._gate.reply(quest, answer)
+        async with self._track(quest, channel, chat_id, text) as task:
+            try:
+                reports = await self._steps.run(quest, quest.system, text, plan)
+                answer = await self._summarise(quest, text, plan, reports)
+            except ProviderUnavailable as exc:
+                card = await self._gate.outage(quest, exc)
+            except Stopped:
+                card = await self._stopped(quest, task)
+            else:
+                card, _ = await self._gate.reply(quest, answer)
         await self._show(channel, chat_id, card)
         return None
+
+    def _track(
+        self, quest: Quest, channel: str, chat_id: str, text: str
+    ) -> contextlib.AbstractAsyncContextManager[RunningTask | None]:
+        """The request as a running task: a progress message with Stop, reached by /stop."""
+        if self._running is None:
+            return contextlib.nullcontext()
+        return self._running.track(quest, channel, chat_id, text)
+
+    async def _stopped(self, quest: Quest, task: RunningTask | None) -> Card:
+        """The owner stopped the request: what was done before the stop, from receipts."""
+        if task is None or self._running is None:  # only a tracked request has a switch
+            raise RuntimeError("a request that cannot be stopped was stopped")
+        card, _ = await self._gate.reply(quest, self._running.stopped(task), title="Stopped")
+        return card
 
     def _start(self, channel: str, chat_id: str, parent_id: str, inputs: dict[str, str]) -> Quest:
         """A request's quest, its receipts hung under an agent_request under `parent_id`."""

@@ -9,12 +9,14 @@ from typing import Any
 
 from core.agent.file_tools import addressed
 from core.agent.memory_tools import with_provenance
+from core.agent.progress import tool_label
 from core.agent.quest import Quest
 from core.agent.tools import ToolTable
 from core.errors import LancelotError
 from core.governance.gateway import ToolGateway, ToolOutcome
 from core.llm.types import CompletionRequest, Message, Role, ToolCall
 from core.receipts.model import ReceiptStatus
+from core.runtime.stopping import Stopped, stoppable
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +73,24 @@ class ToolLoop:
             return self._refuse(call, quest, "tools are off: governance (FEATURE_SOUL) is off")
         call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
         quest.tools_used.append(call.name)
+        if quest.progress is not None:
+            quest.progress.tool(tool_label(call.name, args))
         try:
             action = with_provenance(tool.to_action(args), quest.tool_outputs)
             action = addressed(action, quest.channel)
-            outcome = await self._gateway.run(
-                action,
-                via=quest.channel,
-                parent_id=call_id,
-                quest_id=quest.trail.quest_id,
-                asked=quest.asked,
+            # The owner's Stop cuts short a wait that changes nothing; a change under way
+            # finishes first (core/runtime/stopping.py).
+            outcome = await stoppable(
+                self._gateway.run(
+                    action,
+                    via=quest.channel,
+                    parent_id=call_id,
+                    quest_id=quest.trail.quest_id,
+                    asked=quest.asked,
+                )
             )
+        except Stopped:
+            raise
         except LancelotError as exc:
             log.warning("tool %s failed: %s", call.name, exc)
             return self._failed(call, quest, call_id, exc.user_message, str(exc))
@@ -88,6 +98,9 @@ class ToolLoop:
             log.exception("tool %s raised", call.name)
             detail = f"{type(exc).__name__}: {exc}"
             return self._failed(call, quest, call_id, UNEXPECTED, detail)
+        finally:
+            if quest.progress is not None:
+                quest.progress.tool_done()
         result.outcomes.append(outcome)
         quest.tool_outputs.append(outcome.output)
         if outcome.receipt_id is not None:

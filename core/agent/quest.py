@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from core.agent.progress import Progress
 from core.agent.trail import Trail
 from core.llm.types import Completion, CompletionRequest, ContextNote, Lane, ModelRouter, Role
+from core.runtime.stopping import stoppable
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class Quest:
     plan: tuple[str, ...] = ()  # the plan's steps, once there is one (for its experience)
     # Hears the id of an approval this request waits on (kept so a restart can resume it).
     asked: Callable[[str], Awaitable[None]] | None = None
+    progress: Progress | None = None  # the message that shows it running, with Stop
 
     @property
     def exhausted(self) -> bool:
@@ -59,13 +62,14 @@ class Quest:
         await self.typing()
         if self.context is not None and request.context is None and self._holds_memory(request):
             request = replace(request, context=self.context)
-        return await self.router.complete(
+        call = self.router.complete(
             request,
             task_type=task_type,
             lane=lane,
             parent_id=self.trail.root,
             quest_id=self.trail.quest_id,
         )
+        return await stoppable(call)  # the owner's Stop cuts a slow answer short
 
     def _holds_memory(self, request: CompletionRequest) -> bool:
         return any(m.role is Role.SYSTEM and self.system in m.content for m in request.messages)

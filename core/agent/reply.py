@@ -55,8 +55,11 @@ class ReplyGate:
         self._gateway = gateway
         self._jobs_running = jobs_running
 
-    async def reply(self, quest: Quest, answer: FinalAnswer) -> tuple[Card, int]:
-        """The checked card, and how many corrections the honesty gate made."""
+    async def reply(
+        self, quest: Quest, answer: FinalAnswer, *, title: str | None = None
+    ) -> tuple[Card, int]:
+        """The checked card, and how many corrections the honesty gate made (`title`: the
+        card's, when the request ended otherwise than by answering, e.g. "Stopped")."""
         notes: list[str] = []
         if self._gateway is not None:
             undone = await self._gateway.finish(quest.trail.quest_id)
@@ -75,7 +78,8 @@ class ReplyGate:
         fields = _ran_field(runs, quest.failures)
         if after.text:
             fields += (("Next", after.text),)
-        title = "Stopped at the limit" if quest.stopped else _title(runs, quest.failures)
+        if title is None:
+            title = "Stopped at the limit" if quest.stopped else _title(runs, quest.failures)
         quest.trail.record(
             "agent_reply",
             title.lower(),

@@ -78,10 +78,14 @@ class StepRunner:
         reports: list[StepReport] = []
         for number, step in enumerate(plan.plan_steps, 1):
             done = "".join(f"Step {n} done: {r.note}\n" for n, r in enumerate(reports, 1))
+            if quest.progress is not None:
+                quest.progress.step(number, len(plan.plan_steps), step)
             report = await self._step(quest, job, number, step, done)
             reports.append(report)
             if not report.passed:
                 break
+            if quest.progress is not None:
+                quest.progress.step_done(number)
         return reports
 
     async def _step(self, quest: Quest, job: Job, number: int, step: str, done: str) -> StepReport:

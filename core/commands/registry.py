@@ -27,6 +27,7 @@ FIXED_COMMANDS = (
     "undo",
     "new",
     "get",
+    "stop",
     "remind",
 )
 

@@ -219,6 +219,13 @@ class MemorySettings(Section):
     context_tokens: int = Field(default=2000, ge=200, le=100_000)  # conversation + facts
 
 
+class ProgressSettings(Section):
+    """The progress message of a running request (edited as it goes, with Stop)."""
+
+    after_seconds: float = Field(default=2.0, ge=0)  # a quicker request shows none
+    edit_interval_seconds: float = Field(default=1.0, ge=1.0)  # Telegram: ~1 edit a second
+
+
 class FilesSettings(Section):
     """Files from and to the owner's phone: size limits (the announced size is checked
     before anything is downloaded). Telegram's own Bot API serves bots files up to 20 MB
@@ -246,6 +253,7 @@ class Settings(Section):
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     memory: MemorySettings = MemorySettings()
+    progress: ProgressSettings = ProgressSettings()
     files: FilesSettings = FilesSettings()
 
     @property

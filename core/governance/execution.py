@@ -14,6 +14,7 @@ from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus, new_receipt_id
+from core.runtime.stopping import effect_underway
 from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
 
@@ -107,6 +108,15 @@ class Executor:
         (its T1 steps are rolled back instead).
         """
         trace = _Trace(tier, parent_id, quest_id, approval_id, policy)
+        if tier == READ_ONLY:  # changes nothing: a stop may cut it short
+            return await self._execute(action, trace, capability)
+        with effect_underway():  # a stop waits until this change is done and recorded
+            return await self._execute(action, trace, capability)
+
+    async def _execute(
+        self, action: ToolAction, trace: _Trace, capability: str | None
+    ) -> RunReport:
+        tier, quest_id = trace.tier, trace.quest_id
         if tier in HIGH_RISK:
             rolled_back = await self.finish(quest_id)
             if rolled_back is not None:

@@ -126,6 +126,16 @@ class ActionTokens:
             raise InvalidToken("already used")
         return TokenGrant(action, json.loads(payload), bound_card)
 
+    async def withdraw(self, card_id: str) -> int:
+        """Spend every unused token of a card whose buttons mean nothing any more (its task
+        ended): a later tap is refused as already used, like any stale button."""
+        cur = await self._db.execute(
+            "UPDATE action_tokens SET used_at = ?, used_by = 'withdrawn'"
+            " WHERE card_id = ? AND used_at IS NULL",
+            (self._clock(), card_id),
+        )
+        return cur.rowcount
+
     async def prune(self, older_than: float = 7 * 86400) -> int:
         """Forget tokens that expired long ago."""
         cur = await self._db.execute(

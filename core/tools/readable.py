@@ -62,7 +62,10 @@ def nesting_depth(html: bytes) -> int:
     """The deepest run of open elements a tag-by-tag count finds (an upper bound of what
     the parser builds, ignoring the elements whose end is implied)."""
     depth = deepest = 0
-    for closing, name in _TAG.findall(html):
+    # finditer, not findall: one C call over megabytes would hold the GIL (and so the event
+    # loop) for a fifth of a second.
+    for match in _TAG.finditer(html):
+        closing, name = match.groups()
         if name.lower() in _SHALLOW:
             continue
         if closing:
@@ -73,21 +76,24 @@ def nesting_depth(html: bytes) -> int:
     return deepest
 
 
-def _hidden_ids(tree: LexborHTMLParser) -> set[int]:
-    """The elements the page hides from its reader (found by CSS selectors, in C)."""
-    found = set()
-    for node in tree.css("[hidden], [aria-hidden=true i], [style]"):
-        style = node.attributes.get("style")
-        if style is None or _HIDING.search(style):
-            found.add(node.mem_id)
-    return found
+def _hidden(node: LexborNode) -> bool:
+    """Whether the page hides this element from its reader."""
+    attrs = node.attributes
+    if not attrs:
+        return False
+    if "hidden" in attrs or (attrs.get("aria-hidden") or "").lower() == "true":
+        return True
+    return bool(_HIDING.search(attrs.get("style") or ""))
 
 
-def _pieces(root: LexborNode, hidden: set[int], budget: int) -> tuple[list[str], bool]:
+def _pieces(root: LexborNode, budget: int) -> tuple[list[str], bool]:
     """The text of `root`, depth first, with line breaks where blocks start and end, until
     `budget` characters are gathered (then True: there was more). Line breaks in the source
-    are spaces, except in `<pre>`. An explicit stack: deep pages do not exhaust Python's
-    recursion."""
+    are spaces, except in `<pre>`.
+
+    It walks node to node (first child, next sibling) with an explicit stack, so a deep page
+    does not exhaust Python's recursion and a wide one is never listed whole: the walk stops
+    at the budget, and the event loop is never held up by one long call in C."""
     parts: list[str] = []
     size = pre = 0
     stack: list[LexborNode | str | int] = [root]
@@ -99,6 +105,8 @@ def _pieces(root: LexborNode, hidden: set[int], budget: int) -> tuple[list[str],
         if isinstance(item, str):
             parts.append(item)
             continue
+        if item is not root and item.next is not None:
+            stack.append(item.next)  # after this node and everything in it
         if item.is_text_node:
             text = item.text_content or ""
             parts.append(text if pre else text.replace("\n", " "))
@@ -107,7 +115,7 @@ def _pieces(root: LexborNode, hidden: set[int], budget: int) -> tuple[list[str],
                 return parts, True
             continue
         tag = item.tag or ""
-        if not item.is_element_node or tag in SKIPPED or item.mem_id in hidden:
+        if not item.is_element_node or tag in SKIPPED or _hidden(item):
             continue
         if tag == "br":
             parts.append("\n")
@@ -118,7 +126,8 @@ def _pieces(root: LexborNode, hidden: set[int], budget: int) -> tuple[list[str],
         if tag == "pre":
             pre += 1
             stack.append(-1)
-        stack.extend(reversed(list(item.iter(include_text=True))))
+        if item.child is not None:
+            stack.append(item.child)
     return parts, False
 
 
@@ -144,11 +153,11 @@ def readable(html: bytes, encoding: str, limit: int) -> Page:
     if depth > MAX_DEPTH:
         raise TooDeep(f"the page nests elements {depth:,} deep")
     tree = LexborHTMLParser(html.decode(encoding, "replace"))
-    title_node = tree.css_first("title")
+    title_node = tree.head.css_first("title") if tree.head is not None else None
     title = tidy(title_node.text()) if title_node is not None else ""
     root = tree.css_first("main") or tree.body or tree.root
     if root is None:
         return Page(title, "")
-    parts, more = _pieces(root, _hidden_ids(tree), limit * _SLACK)
+    parts, more = _pieces(root, limit * _SLACK)
     text, cut = clip(tidy("".join(parts)), limit)
     return Page(title, text, cut or more)

@@ -98,7 +98,8 @@ class WebFetch:
             ) from None
         except aiohttp.ClientError as exc:
             raise ToolFailed(f"GET {url.host}: {type(exc).__name__} {exc}".strip()) from None
-        return await self._result(fetched)
+        # Parsing, reducing and screening a page is CPU work: a thread, not the event loop.
+        return await asyncio.to_thread(self._result, fetched)
 
     def checked(self, raw: str | URL) -> URL:
         """The URL if web_fetch may open it; PolicyDenied or ToolFailed saying why not."""
@@ -154,13 +155,13 @@ class WebFetch:
                 )
         raise ToolFailed(f"more than {MAX_REDIRECTS} redirects")
 
-    async def _result(self, fetched: Fetched) -> ToolResult:
+    def _result(self, fetched: Fetched) -> ToolResult:
         """The page's text fenced as untrusted data, with what was cut said outside it."""
         kind = fetched.content_type
         limit = self._limits.max_chars
         if kind in _HTML:
             try:
-                page = await asyncio.to_thread(readable, fetched.body, fetched.charset, limit)
+                page = readable(fetched.body, fetched.charset, limit)
             except TooDeep as exc:
                 raise ToolFailed(f"{fetched.url}: {exc}; not read") from None
         elif kind.startswith("text/") or kind in _TEXT or kind.endswith(("+json", "+xml")):

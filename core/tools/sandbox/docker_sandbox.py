@@ -124,7 +124,12 @@ class DockerSandbox:
     async def _exec(self, container: str, command: str) -> ToolResult:
         sink = OutputSink()
         reader = asyncio.ensure_future(asyncio.to_thread(self._exec_now, container, command, sink))
-        done, _ = await asyncio.wait({reader}, timeout=self.limits.timeout_seconds)
+        try:
+            done, _ = await asyncio.wait({reader}, timeout=self.limits.timeout_seconds)
+        except asyncio.CancelledError:  # stopped while it ran: the command goes, with its box
+            await asyncio.to_thread(self._kill_now, container)
+            self.pool.discard(container)
+            raise
         if reader in done and not sink.overflowed:
             exit_code = reader.result()
             self.pool.release(container)
