@@ -4,6 +4,7 @@ Through python-telegram-bot and the fake Bot API."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -63,7 +64,7 @@ async def test_a_long_task_shows_one_progress_message_edited_at_most_once_a_seco
     assert "Looked 8 times." in answer["plain_text"]
     assert [m for m in tg.sent if m["plain_text"].startswith("Working")] == []  # one message
     assert 2 <= progress["edits"] == len(times) <= 8 + 5
-    assert all(b - a >= 1.0 for a, b in zip(times, times[1:], strict=False))
+    assert all(b - a >= 1.0 for a, b in itertools.pairwise(times))
     assert "Tool calls: 8" in progress["plain_text"]  # the final state, always shown
     assert buttons(progress) == []  # nothing left to stop
     assert stop_receipts == []
@@ -182,7 +183,8 @@ async def test_stop_while_an_approved_change_is_applied_lets_it_finish(
     assert [
         json.loads(i.outputs)["outcome_id"] for i in intents if i.action_name == "file.delete"
     ] == [delete.id]
-    assert len(executed) == 1 and len(stopped) == 1
+    assert len(executed) == 1
+    assert len(stopped) == 1
     assert "Before the stop:" in answer["plain_text"]
 
 

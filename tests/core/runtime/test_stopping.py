@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from core.runtime.stopping import StopSwitch, Stopped, effect_underway, stoppable
+from core.runtime.stopping import Stopped, StopSwitch, effect_underway, stoppable
 
 
 async def test_a_stop_cuts_a_slow_wait_short() -> None:
