@@ -97,11 +97,19 @@ class ChatJobs:
         self._rows: dict[str, ChatJobRow] = {}
 
     async def load(self) -> None:
-        """Schedule every job kept from earlier runs (before the scheduler starts)."""
+        """Schedule every job kept from earlier runs (before the scheduler starts). A
+        reminder whose run a stop cut short before its card reached the outbox is due again
+        at that time: the start's catch-up delivers it, under the same card id, so a card the
+        outbox already held is not sent twice."""
         self._scheduler.register(TARGET, self.deliver)
-        for row in await self._scheduler.store.chat_jobs():
+        store = self._scheduler.store
+        for row in await store.chat_jobs():
             self._rows[row.name] = row
             await self._scheduler.add(spec_of(row))
+        reminders = [name for name, row in self._rows.items() if row.kind == REMINDER]
+        for run in await store.take_interrupted(reminders):
+            log.warning("scheduler: %s was cut short by a stop; delivering it again", run.job)
+            await store.set_next(run.job, run.scheduled_for)
 
     def asks_first(self, spec: JobSpec) -> bool:
         """Whether each run of `spec` waits for the owner's Approve (the gates decide)."""

@@ -270,6 +270,26 @@ class SchedulerStore:
         )
         return cur.rowcount
 
+    async def take_interrupted(self, jobs: list[str]) -> list[RunRecord]:
+        """Runs of `jobs` a stop cut short and nobody has taken up yet; each is marked
+        taken (returned once)."""
+        if not jobs:
+            return []
+        marks = ",".join("?" * len(jobs))
+        async with self._lock:
+            async with self.db.execute(
+                "SELECT id, job, scheduled_for, started_at, finished_at, trigger, outcome, gate,"
+                f" detail, missed FROM scheduler_runs WHERE outcome = 'interrupted'"
+                f" AND detail IS NULL AND job IN ({marks}) ORDER BY id",
+                jobs,
+            ) as cur:
+                found = [RunRecord(*row) for row in await cur.fetchall()]
+            await self.db.executemany(
+                "UPDATE scheduler_runs SET detail = 'taken up after a restart' WHERE id = ?",
+                [(run.id,) for run in found],
+            )
+        return found
+
     async def runs_since(self, since: float) -> list[RunRecord]:
         """History from `since` on, oldest first."""
         async with self.db.execute(

@@ -333,3 +333,32 @@ async def test_reminders_kept_before_tasks_existed_are_kept(tmp_path: Path) -> N
     finally:
         await store.close()
     assert (row.name, row.what, row.kind, row.chat) == ("stretch-1a2b", "stretch", "reminder", "")
+
+
+async def test_a_reminder_cut_short_by_a_crash_comes_once_after_start(tmp_path: Path) -> None:
+    home, jobs = tmp_path / "home", write_jobs(tmp_path / "jobs.yaml", JOBS)
+    clock = CalendarClock(utc(2026, 11, 23, 9, 0))
+    phone = MemoryChannel()
+    async with scheduled_app(home, clock, jobs, channels=(phone,), durable=True) as app:
+        card = await say(app, phone, "/remind in 2 minutes stretch")
+        await tap(app, phone, card, "Create")
+    ((name, at, _, _),) = _chat_jobs(home)
+    # What kill -9 right after the run was claimed leaves: the schedule moved on, the run
+    # 'running', no card in the outbox.
+    with sqlite3.connect(home / "scheduler.db") as db:
+        db.execute("UPDATE scheduler_jobs SET next_run_at = NULL WHERE name = ?", (name,))
+        db.execute(
+            "INSERT INTO scheduler_runs (job, scheduled_for, started_at, trigger, outcome)"
+            " VALUES (?, ?, ?, 'schedule', 'running')",
+            (name, at, at),
+        )
+    clock.set(utc(2026, 11, 23, 9, 5))
+    for expected in (["stretch"], []):  # once after the start, never again
+        phone = MemoryChannel()
+        async with scheduled_app(home, clock, jobs, channels=(phone,), durable=True) as app:
+            await scheduler(app).run_pending()
+            assert [c.body for c in _reminders(phone)] == expected
+            assert [dict(c.fields)["When"] for c in _reminders(phone)] == ["Mon 23 Nov 09:02"][
+                : len(expected)
+            ]
+        clock.advance(600)
