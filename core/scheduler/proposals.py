@@ -38,6 +38,7 @@ from core.security.tokens import ActionTokens
 
 CREATE, CANCEL, PICK = "jobs.create", "jobs.cancel", "jobs.pick"
 TOKEN_TTL = 24 * 3600.0
+MAX_WHAT = 500  # characters of what a job does (it is shown on every card it sends)
 USAGE = (
     "Say when, then what: /remind in 20 minutes stretch, /remind tomorrow at 9am call Anna, "
     "/jobs new every Monday at 08:00 summarise the logs."
@@ -99,6 +100,10 @@ class JobProposals:
             return _refusal(card_id, f"{reading.reason}. {USAGE}", f"unreadable: {reading.reason}")
         if not what:
             return _refusal(card_id, f"What should I remind you of? {USAGE}", "nothing to do")
+        if len(what) > MAX_WHAT:
+            return _refusal(
+                card_id, f"Say what in at most {MAX_WHAT} characters.", "refused: too long"
+            )
         if isinstance(reading, Ambiguous):
             buttons = []
             for label, schedule in reading.choices:

@@ -119,6 +119,10 @@ async def test_a_time_already_past_is_refused(tmp_path: Path) -> None:
         card = await say(app, phone, "/remind sometime call Anna")
         assert card.title == "No reminder made"
         assert "/remind in 20 minutes stretch" in card.body  # says how
+        card = await say(app, phone, "/remind in 5 minutes")
+        assert card.body.startswith("What should I remind you of?")
+        card = await say(app, phone, "/remind in 5 minutes " + "stretch " * 100)
+        assert card.body == "Say what in at most 500 characters."
         assert await receipts(app, "job_proposed") == []
     assert _chat_jobs(home) == []
 
