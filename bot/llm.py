@@ -65,7 +65,7 @@ async def wire_models(app: Kernel, redactor: Redactor) -> Router:
     UsageCommand(app.commands, book, describe).register()
     app.status_fields["Models"] = describe
 
-    app.health.register("models", partial(_health, local, choice))
+    app.health.register("models", partial(_health, local, choice), optional=True)
     return router
 
 

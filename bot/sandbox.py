@@ -80,7 +80,7 @@ async def add_shell_providers(
         reason = await sandbox.unavailable()
         return f"sandbox: {reason}" if reason else None
 
-    app.health.register("sandbox", check)
+    app.health.register("sandbox", check, optional=True)  # /run falls back to SafeREPL
     router.register(sandbox, SHELL, priority=SANDBOX_PRIORITY, health=sandbox.health, local=True)
     host = HostShell(workspace, capabilities, app.features, limits.timeout_seconds)
     router.register(host, SHELL, priority=HOST_SHELL_PRIORITY, health=host.health)

@@ -27,7 +27,10 @@ def register_health_command(registry: CommandRegistry, health: HealthMonitor) ->
             ("Last scheduler tick", _when(snapshot.last_scheduler_tick_at)),
         )
         body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons) or "Every check passes."
-        title = "Health: ready" if snapshot.ready else "Health: degraded"
+        if not snapshot.ready:
+            title = "Health: not ready"
+        else:
+            title = "Health: ready, degraded" if snapshot.degraded else "Health: ready"
         return Card(kind=CardKind.REPLY, title=title, body=body, fields=fields)
 
     registry.command("health", "readiness, scheduler and what is degraded", show)

@@ -27,7 +27,8 @@ def _iso(ts: float | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class HealthSnapshot:
-    """What /health/ready reports. Reasons are short and never carry internals."""
+    """What /health/ready reports. Reasons are short and never carry internals. `ready`:
+    startup finished and every check that is not optional passes."""
 
     ready: bool
     degraded_reasons: tuple[str, ...]
@@ -41,10 +42,16 @@ class HealthSnapshot:
     last_scheduler_tick_at: float | None = None
     failing: tuple[str, ...] = ()  # names of the checks that failed (not shown)
 
+    @property
+    def degraded(self) -> bool:
+        """Something is wrong, ready or not (an optional part missing leaves it ready)."""
+        return bool(self.degraded_reasons)
+
     def as_json(self) -> dict[str, object]:
         """The JSON body for /health/ready."""
         return {
             "ready": self.ready,
+            "degraded": self.degraded,
             "onboarding_state": self.onboarding_state,
             "local_llm_ready": self.local_llm_ready,
             "scheduler_running": self.scheduler_running,
@@ -63,6 +70,7 @@ class HealthMonitor:
     def __init__(self, interval: float = 30.0, *, tasks: Supervisor | None = None) -> None:
         self._supervisor = tasks or Supervisor()
         self._checks: dict[str, HealthCheck] = {}
+        self._optional: set[str] = set()
         self._interval = interval
         self._started_at = time.time()
         self._ready = False
@@ -74,9 +82,12 @@ class HealthMonitor:
         self.onboarding_state: Callable[[], str] = lambda: "unknown"
         self.scheduler_status: Callable[[], tuple[bool, float | None]] = lambda: (False, None)
 
-    def register(self, name: str, check: HealthCheck) -> None:
-        """Add a named check."""
+    def register(self, name: str, check: HealthCheck, *, optional: bool = False) -> None:
+        """Add a named check. An `optional` part (the sandbox, a model) that fails degrades
+        Lancelot but leaves it ready: readiness means "can serve the owner"."""
         self._checks[name] = check
+        if optional:
+            self._optional.add(name)
 
     def has_check(self, name: str) -> bool:
         """Whether a check of that name is registered."""
@@ -117,7 +128,7 @@ class HealthMonitor:
         running, scheduler_tick = self.scheduler_status()
         local = LOCAL_MODEL_CHECK
         self._last = HealthSnapshot(
-            ready=not reasons,
+            ready=self._ready and all(name in self._optional for name in failing),
             degraded_reasons=tuple(reasons),
             started_at=self._started_at,
             last_health_tick_at=self._last_tick_at,

@@ -35,7 +35,7 @@ class Builtins:
         its run is in the history, but only changes leave a receipt (transitions also have
         their health_* receipts)."""
         snapshot = await self.health.tick()
-        if snapshot.ready:
+        if not snapshot.degraded:
             detail = "all checks pass"
         else:
             detail = "degraded: " + "; ".join(snapshot.degraded_reasons)

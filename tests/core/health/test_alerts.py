@@ -160,8 +160,9 @@ async def test_health_card_and_readiness_json(tmp_path: Path) -> None:
         assert body["last_scheduler_tick_at"] == "2026-11-23T09:00:00+00:00"
         assert body["last_health_tick_at"] is not None
         assert body["degraded_reasons"] == []
+        assert body["degraded"] is False
         assert set(body) == {
-            "ready", "onboarding_state", "local_llm_ready", "scheduler_running",
+            "ready", "degraded", "onboarding_state", "local_llm_ready", "scheduler_running",
             "last_health_tick_at", "last_scheduler_tick_at", "degraded_reasons", "timestamp",
             "started_at",
         }  # fmt: skip
