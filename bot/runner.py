@@ -38,11 +38,12 @@ async def _attach_console(app: Lancelot) -> ConsoleChannel:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     console = ConsoleChannel(
         app.bus,
-        await stdin_reader(),
+        await stdin_reader(app.tasks),
         sys.stdout,
         color=interactive,
         prompt="you> " if interactive else "",
         tasks=app.tasks,
+        web_url=app.web_url if app.web_port is not None else None,
     )
     await app.attach(console)
     return console

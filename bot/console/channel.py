@@ -9,6 +9,7 @@ import logging
 import os
 import stat
 import sys
+from collections import OrderedDict
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Self, TextIO
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 NAME = "console"
 OWNER = "console"
 MAX_LINE = 1 << 20
+SHOWN_CARDS = 256  # recent cards whose content is remembered
 
 
 class ConsoleChannel:
@@ -40,6 +42,7 @@ class ConsoleChannel:
         color: bool = False,
         prompt: str = "you> ",
         tasks: Supervisor | None = None,
+        web_url: str | None = None,
     ) -> None:
         self._bus = bus
         self._supervisor = tasks or Supervisor()
@@ -47,8 +50,10 @@ class ConsoleChannel:
         self._out = output
         self._color = color
         self._prompt = prompt
+        self._web_url = web_url
         self._ids = itertools.count(1)
         self._choices: dict[int, tuple[str, MessageRef]] = {}
+        self._shown: OrderedDict[MessageRef, Card] = OrderedDict()  # what each card shows now
         self._next_choice = 1
         self._task: asyncio.Task[None] | None = None
         self.closed = asyncio.Event()
@@ -60,6 +65,8 @@ class ConsoleChannel:
 
     async def __aenter__(self) -> Self:
         self._write("Lancelot console. Type /help for commands, Ctrl-D to leave.")
+        if self._web_url:
+            self._write(f"Receipts and health on {self._web_url} (/receipts gives a sign-in link).")
         self._task = self._supervisor.spawn(self._read_forever(), name="console-reader")
         return self
 
@@ -79,12 +86,22 @@ class ConsoleChannel:
                 if raw is None:
                     return
                 text = raw.decode("utf-8", errors="replace").strip()
-                if text:
+                if text.isdigit() and int(text) not in self._choices:
+                    self._answer_dead_number(int(text))
+                elif text:
                     await self._bus.publish(self._event_for(text))
                 else:
                     self._show_prompt()
         finally:
             self.closed.set()
+
+    def _answer_dead_number(self, number: int) -> None:
+        """A number typed alone is meant as a button: never send it to the agent as a request."""
+        if number < self._next_choice:
+            self._write(f"Button {number} is no longer active (its card was answered or replaced).")
+        else:
+            self._write(f"There is no button {number}; the numbers in [brackets] are the buttons.")
+        self._show_prompt()
 
     async def _read_line(self) -> bytes | None:
         try:
@@ -121,7 +138,10 @@ class ConsoleChannel:
         return ref
 
     async def edit(self, ref: MessageRef, card: Card) -> None:
-        """A terminal can't rewrite the past: print the new version, marked as an update."""
+        """A terminal can't rewrite the past: print the new version, marked as an update
+        (once: the same content edited in again prints nothing)."""
+        if self._shown.get(ref) == card:
+            return
         self._choices = {n: c for n, c in self._choices.items() if c[1] != ref}
         self._print_card(card, ref, edited=True)
 
@@ -138,6 +158,10 @@ class ConsoleChannel:
         """Nothing to show on a terminal."""
 
     def _print_card(self, card: Card, ref: MessageRef, *, edited: bool) -> None:
+        self._shown[ref] = card
+        self._shown.move_to_end(ref)
+        while len(self._shown) > SHOWN_CARDS:
+            self._shown.popitem(last=False)
         first = self._next_choice
         for button in card.buttons:
             if not button.url:
