@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.app import Lancelot, assemble
 from bot.gchat import GchatChannel, attach_gchat, gchat_endpoint
 from bot.telegram import TelegramChannel, attach_telegram, webhook_endpoint
+from core.clock import Clock
 from core.commands.registry import CommandRegistry
 from core.config import Settings, load_settings
 from core.receipts.base import ReceiptQuery
@@ -91,13 +92,16 @@ async def running(
     *,
     tg: FakeTelegram | None = None,
     register: Callable[[CommandRegistry], None] | None = None,
+    clock: Clock | None = None,
 ) -> AsyncIterator[Running]:
     """assemble() + attach_telegram() + attach_gchat(), as `lancelot run` does (`register`:
-    the test's own commands and button actions)."""
+    the test's own commands and button actions; `clock`: a calendar the test moves)."""
     endpoint = gchat_endpoint(settings)
     hook = webhook_endpoint(settings) if tg is not None else None
     routes = [*(endpoint.routes() if endpoint else ()), *(hook.routes() if hook else ())]
-    async with assemble(settings, routes=routes, delivery=QUICK, register=register) as app:
+    async with assemble(
+        settings, routes=routes, delivery=QUICK, register=register, clock=clock
+    ) as app:
         telegram = None
         if tg is not None:
             telegram = await attach_telegram(app, webhook=hook, tuning=TUNING)
