@@ -88,7 +88,7 @@ async def main(count: int) -> None:
 
         endpoint = gchat_endpoint(settings)
         assert endpoint is not None
-        policy = DeliveryPolicy(chat_rate=0)
+        policy = DeliveryPolicy(global_rate=0, group_rate=0)
         async with assemble(settings, routes=endpoint.routes(), delivery=policy) as app:
             await attach_gchat(app, endpoint=endpoint)
             url = f"{app.web_url}/gchat/events"

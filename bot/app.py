@@ -185,7 +185,9 @@ async def _start_kernel(
         session_ttl=settings.web.session_ttl_seconds,
     )
     await viewer.setup()
-    outbox = Outbox(state, ledger, delivery, clock, tasks=tasks)
+    paced = settings.delivery
+    policy = delivery or DeliveryPolicy.paced(paced.global_per_second, paced.group_per_minute)
+    outbox = Outbox(state, ledger, policy, clock, tasks=tasks)
     await outbox.setup()
     await stack.enter_async_context(outbox)
     health = HealthMonitor(tasks=tasks)

@@ -82,3 +82,18 @@ class FileSending(Protocol):
     ) -> MessageRef:
         """Send `path` (a document, or a photo when `as_photo`); the platform's message."""
         ...
+
+
+@runtime_checkable
+class GroupChats(Protocol):
+    """A channel whose platform paces group chats apart from private ones (Telegram: 20
+    messages a minute to one group; a private chat is not paced ahead of time)."""
+
+    def is_group(self, chat_id: str) -> bool:
+        """Whether this chat is a group (several people), not a private chat."""
+        ...
+
+
+def is_group(channel: Channel, chat_id: str) -> bool:
+    """Whether `chat_id` is a group chat on `channel` (False where it cannot tell)."""
+    return isinstance(channel, GroupChats) and channel.is_group(chat_id)

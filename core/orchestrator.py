@@ -16,7 +16,7 @@ from core.commands.registry import (
     PressContext,
     parse_command,
 )
-from core.errors import DeliveryFailed, InvalidToken, LancelotError
+from core.errors import DeliveryDeferred, DeliveryFailed, InvalidToken, LancelotError
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.files.intake import Intake
 from core.receipts.base import ReceiptStore
@@ -290,5 +290,7 @@ class Orchestrator:
     async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
         try:
             await self._bus.send(event.channel, event.chat_id, card)
+        except DeliveryDeferred as exc:  # queued durably: it goes out when it can
+            log.info("reply to %s queued: %s", event.channel, exc)
         except DeliveryFailed as exc:
             log.warning("reply to %s failed: %s", event.channel, exc)

@@ -223,6 +223,10 @@ class TelegramChannel:
             message = await upload(self._bot, chat_id, path, caption, as_photo=as_photo)
         return MessageRef(NAME, chat_id, str(message.message_id))
 
+    def is_group(self, chat_id: str) -> bool:
+        """Group and supergroup chats have negative ids on Telegram; users have positive ones."""
+        return chat_id.startswith("-")
+
     async def answer_press(self, press: ButtonPress, *, accepted: bool, note: str = "") -> None:
         """Stop the button's spinner; a refused press shows `note` as a toast."""
         if press.press_id:

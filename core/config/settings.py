@@ -219,6 +219,15 @@ class MemorySettings(Section):
     context_tokens: int = Field(default=2000, ge=200, le=100_000)  # conversation + facts
 
 
+class DeliverySettings(Section):
+    """How fast cards go out, per channel (python-telegram-bot's AIORateLimiter model): all
+    chats together, and each group chat; a private chat is not paced ahead of time (a 429's
+    retry_after is honoured). 0 switches a limit off."""
+
+    global_per_second: float = Field(default=30.0, ge=0)  # Telegram: about 30 a second
+    group_per_minute: float = Field(default=20.0, ge=0)  # Telegram: 20 a minute to one group
+
+
 class ProgressSettings(Section):
     """The progress message of a running request (edited as it goes, with Stop)."""
 
@@ -253,6 +262,7 @@ class Settings(Section):
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     memory: MemorySettings = MemorySettings()
+    delivery: DeliverySettings = DeliverySettings()
     progress: ProgressSettings = ProgressSettings()
     files: FilesSettings = FilesSettings()
 

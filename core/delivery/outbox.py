@@ -27,9 +27,9 @@ from typing import Self
 
 import aiosqlite
 
-from core.channel import Channel, PartedChannel
+from core.channel import Channel, PartedChannel, is_group
 from core.clock import Clock, SystemClock
-from core.delivery.pacing import LanePacing
+from core.delivery.pacing import ChannelPacing
 from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
 from core.delivery.store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
 from core.errors import (
@@ -87,7 +87,7 @@ class Outbox:
         self._commits: dict[str, asyncio.Task[None]] = {}  # by key, while being inserted
         self._waiters: dict[str, asyncio.Future[Outcome]] = {}
         self._outcomes: OrderedDict[str, Outcome] = OrderedDict()
-        self._pacing = LanePacing(self._policy.chat_rate, self._policy.chat_burst, self._clock)
+        self._pacing = ChannelPacing(self._policy, self._clock)
 
     async def setup(self) -> None:
         """Create the table and prune old rows."""
@@ -263,7 +263,7 @@ class Outbox:
     async def _deliver(self, row: OutboxRow) -> None:
         channel = self._channels[row.channel]
         while row.state is OutboxState.PENDING:
-            await self._pacing.take(row.lane)
+            await self._pacing.take(row.lane, group=is_group(channel, row.chat_id))
             try:
                 await self._attempt_to_the_end(channel, row)
             except RateLimited as exc:  # not a failure: wait as told (send() keeps waiting)

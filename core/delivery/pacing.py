@@ -1,10 +1,20 @@
-"""A token bucket that paces deliveries: a short burst, then a steady rate."""
+"""How the outbox paces deliveries, the way python-telegram-bot's AIORateLimiter does: one
+budget per channel for all chats together (Telegram: about 30 messages a second), one per
+group chat (Telegram: 20 a minute), and none ahead of time for a private chat, where a reply
+goes at once and a 429's retry_after (which the outbox honours) is the only brake."""
 
 from __future__ import annotations
 
 from collections.abc import Container, Hashable
+from typing import TYPE_CHECKING
 
 from core.clock import Clock
+
+if TYPE_CHECKING:
+    from core.delivery.policy import DeliveryPolicy
+
+
+_HAIR = 1e-9
 
 
 class TokenBucket:
@@ -30,7 +40,9 @@ class TokenBucket:
         if self._rate <= 0:
             return 0.0
         self._refill()
-        return 0.0 if self._tokens >= 1 else (1 - self._tokens) / self._rate
+        # Within a hair of a whole token counts as one: a wait shorter than the clock can
+        # tell apart would never end.
+        return 0.0 if self._tokens >= 1 - _HAIR else (1 - self._tokens) / self._rate
 
     async def take(self) -> None:
         """Wait for a token and spend it."""
@@ -69,3 +81,29 @@ class LanePacing:
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+
+class ChannelPacing:
+    """The pace of every send: the channel-wide budget, and a group chat's own budget first
+    (so a busy group never holds the channel's tokens while it waits)."""
+
+    def __init__(self, policy: DeliveryPolicy, clock: Clock) -> None:
+        self._policy, self._clock = policy, clock
+        self._channels: dict[str, TokenBucket] = {}
+        self._groups = LanePacing(policy.group_rate, policy.group_burst, clock)
+
+    async def take(self, lane: tuple[str, str], *, group: bool) -> None:
+        """Wait until a message may go to this (channel, chat) lane, and count it."""
+        if group:
+            await self._groups.take(lane)
+        channel = self._channels.get(lane[0])
+        if channel is None:
+            policy = self._policy
+            channel = self._channels[lane[0]] = TokenBucket(
+                policy.global_rate, policy.global_burst, self._clock
+            )
+        await channel.take()
+
+    def forget_idle(self, busy: Container[Hashable]) -> None:
+        """Forget the full budgets of group chats not in `busy` (memory follows activity)."""
+        self._groups.forget_idle(busy)

@@ -15,13 +15,27 @@ from core.runtime.backoff import BackoffConfig
 class DeliveryPolicy:
     """How hard and how fast the outbox delivers."""
 
-    chat_rate: float = 1.0  # sustained messages per second to one chat (0: no pacing)
-    chat_burst: int = 3  # messages that may go at once before pacing starts
+    # Pacing (0: none). A private chat is not paced ahead of time; a 429 says when to retry.
+    global_rate: float = 30.0  # messages per second on one channel, all chats together
+    global_burst: int = 30  # of those, how many may go at once
+    group_rate: float = 20 / 60  # messages per second to one group chat (20 a minute)
+    group_burst: int = 20
     max_attempts: int = 16  # failed attempts (429s not counted) before a row is failed
     backoff_base: float = 1.0  # first retry delay, doubled each time...
     backoff_cap: float = 60.0  # ...up to this
     first_attempt_wait: float = 30.0  # how long send() waits for its first attempt
     keep_days: float = 30.0  # delivered and failed rows are pruned after this
+
+    @classmethod
+    def paced(cls, global_per_second: float, group_per_minute: float) -> DeliveryPolicy:
+        """The default policy with these limits (the `delivery` settings); bursts as big as
+        one second's (channel) and one minute's (group) allowance."""
+        return cls(
+            global_rate=global_per_second,
+            global_burst=max(1, round(global_per_second)),
+            group_rate=group_per_minute / 60,
+            group_burst=max(1, round(group_per_minute)),
+        )
 
     @property
     def retry_backoff(self) -> BackoffConfig:

@@ -25,6 +25,7 @@ OFFERED = {
     "recall",
     "forget",
     "propose_job",
+    "send_file",
 }
 
 

@@ -62,6 +62,9 @@ class FlakyChannel:
         self.edits.append((ref.message_id, card.title))
         self.screen[ref.message_id] = card.title
 
+    def is_group(self, chat_id: str) -> bool:
+        return chat_id.startswith("-")
+
     async def typing(self, chat_id: str) -> None:
         pass
 
@@ -100,15 +103,17 @@ def card(title: str, body: str = "", buttons: tuple[Button, ...] = ()) -> Card:
     return Card(kind=CardKind.NOTICE, title=title, body=body, buttons=buttons)
 
 
-async def test_one_chat_gets_a_burst_then_one_message_a_second(rig: Rig) -> None:
+async def test_a_private_chat_is_not_paced_and_a_group_gets_twenty_a_minute(rig: Rig) -> None:
     bus, _, channel = await rig.start()
     start = rig.clock.now
-    for i in range(6):
+    for i in range(6):  # a quick back-and-forth with the owner: nothing waits
         await bus.send(channel.name, "owner", card(f"card {i}"))
-
-    times = [round(t - start, 1) for t, _, _ in channel.shown]
-    assert times == [0.0, 0.0, 0.0, 1.0, 2.0, 3.0]
-    assert [title for _, title, _ in channel.shown] == [f"card {i}" for i in range(6)]
+    assert [round(t - start, 1) for t, _, _ in channel.shown] == [0.0] * 6
+    for i in range(22):
+        await bus.send(channel.name, "-100", card(f"group {i}"))
+    times = [round(t - start, 1) for t, title, _ in channel.shown if title.startswith("group")]
+    assert times == [0.0] * 20 + [3.0, 6.0]
+    assert [title for _, title, _ in channel.shown][6:] == [f"group {i}" for i in range(22)]
 
 
 async def test_the_same_card_twice_is_delivered_once(rig: Rig) -> None:
