@@ -9,7 +9,7 @@ the same scheduled time twice.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -333,19 +333,7 @@ class SchedulerStore:
                     "INSERT INTO scheduler_chat_jobs (name, at, cron, timezone, what, tier,"
                     " created_at, kind, channel, sender, chat)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
-                    (
-                        row.name,
-                        row.at,
-                        row.cron,
-                        row.timezone,
-                        row.what,
-                        row.tier,
-                        row.created_at,
-                        row.kind,
-                        row.channel,
-                        row.sender,
-                        row.chat,
-                    ),
+                    astuple(row),  # the columns in the order ChatJobRow declares them
                 )
                 if cur.rowcount == 1:
                     await self.db.execute(
