@@ -96,6 +96,11 @@ class Inbox:
                 os.close(fd)
                 fd = -1
                 final = await asyncio.to_thread(_place, dir_fd, part, name)
+            except OSError as exc:  # a full disk, a quota: the owner is told, nothing is kept
+                raise FileRefused(
+                    f"writing {name}: {exc}",
+                    user_message=f"I could not write it to the inbox ({exc.strerror}).",
+                ) from None
             finally:
                 if fd >= 0:
                     os.close(fd)

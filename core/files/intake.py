@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from core.bus import Bus
 from core.channel import FileFetching
-from core.errors import LancelotError
+from core.errors import DeliveryRejected, LancelotError
 from core.events import Attachment, Card, CardKind, FileKind, FileOffer, Inbound
 from core.files.inbox import FileRefused, Inbox, megabytes
 from core.governance.kinds import FileReceipt
@@ -132,8 +132,7 @@ class Intake:
                 else ReceiptStatus.FAILURE,
                 error=str(exc),
             )
-            why = exc.user_message if isinstance(exc, FileRefused) else "The download failed."
-            notes.append(("Not saved", f"{what}: {why}"))
+            notes.append(("Not saved", f"{what}: {_why(exc)}"))
             return None
         self._record(
             FileReceipt.FILE_RECEIVED,
@@ -208,6 +207,15 @@ class Intake:
                 quest_id=receipt_id,
             )
         )
+
+
+def _why(exc: LancelotError) -> str:
+    """The owner's words for a file not saved."""
+    if isinstance(exc, FileRefused):
+        return exc.user_message
+    if isinstance(exc, DeliveryRejected):  # e.g. Telegram's cloud API: "file is too big"
+        return f"the platform would not hand it over ({exc})."
+    return "the download failed; please send it again."
 
 
 def _spoken(attachment: Attachment, caption: str) -> bool:

@@ -245,3 +245,21 @@ async def test_a_caption_that_reads_like_an_injection_is_still_gated(
     assert reply["plain_text"].startswith("Not processed")
     assert model.calls == []
     assert not inbox.exists()  # refused at the gate: nothing fetched
+
+
+async def test_a_file_telegrams_cloud_api_will_not_serve_is_explained(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = settings_for(tg, tmp_path / "home", LANCELOT_FILES_MAX_IN_MB="100")
+    async with running(tg, settings) as lancelot:
+        tg.user_file(
+            "video", b"v" * (25 * 1024 * 1024), file_name="clip.mp4", mime_type="video/mp4"
+        )
+        reply = (await tg.wait_for_sent(1))[0]
+        refused = await lancelot.receipts("file_refused")
+
+    assert "clip.mp4: the platform would not hand it over" in reply["plain_text"]
+    assert "file is too big" in reply["plain_text"].lower()
+    assert tg.token not in reply["plain_text"]
+    assert tg.uploads.downloads == []
+    assert refused[0].status == "failure"
