@@ -80,33 +80,44 @@ class Inbox:
         try:
             folder = self._workspace.resolve(FOLDER)
             self._workspace.resolve(f"{FOLDER}/{name}")  # a key or credentials file: refused
+            with self._workspace.directory(folder, create=True) as dir_fd:
+                size, digest, final = await self._write(dir_fd, name, chunks)
         except PolicyDenied as exc:
+            if exc.rule == "sensitive-path":
+                why = f"{name} looks like a key or credentials file; I keep those out of here."
+            else:  # the inbox is a symlink or a file: nothing is written through it
+                why = f"the inbox folder is not usable ({exc})."
+            raise FileRefused(str(exc), user_message=why) from None
+        except OSError as exc:  # a full disk, a quota: the owner is told, nothing is kept
             raise FileRefused(
-                str(exc),
-                user_message=f"{name} looks like a key or credentials file; "
-                "I keep those out of the workspace.",
+                f"writing {name}: {exc}",
+                user_message=f"I could not write it to the inbox ({exc.strerror}).",
             ) from None
-        with self._workspace.directory(folder, create=True) as dir_fd:
-            part = f".{secrets.token_hex(8)}.part"
-            fd = os.open(
-                part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd
-            )
+        return Attachment(offer.kind, f"{FOLDER}/{final}", offer.mime, size, digest)
+
+    async def _write(
+        self, dir_fd: int, name: str, chunks: AsyncIterator[bytes]
+    ) -> tuple[int, str, str]:
+        """Into a hidden part file, then under its name; (size, sha256, the name used)."""
+        part = f".{secrets.token_hex(8)}.part"
+        fd = os.open(
+            part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd
+        )
+        try:
             try:
                 size, digest = await self._stream(fd, chunks)
+            finally:  # a download cut short (too big) closes its connection now
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            os.close(fd)
+            fd = -1
+            return size, digest, await asyncio.to_thread(_place, dir_fd, part, name)
+        finally:
+            if fd >= 0:
                 os.close(fd)
-                fd = -1
-                final = await asyncio.to_thread(_place, dir_fd, part, name)
-            except OSError as exc:  # a full disk, a quota: the owner is told, nothing is kept
-                raise FileRefused(
-                    f"writing {name}: {exc}",
-                    user_message=f"I could not write it to the inbox ({exc.strerror}).",
-                ) from None
-            finally:
-                if fd >= 0:
-                    os.close(fd)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(part, dir_fd=dir_fd)
-        return Attachment(offer.kind, f"{FOLDER}/{final}", offer.mime, size, digest)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part, dir_fd=dir_fd)
 
     async def _stream(self, fd: int, chunks: AsyncIterator[bytes]) -> tuple[int, str]:
         writer = _Writer(fd, hashlib.sha256())
