@@ -1,5 +1,5 @@
-"""The `lancelot` command: run, chat, receipts verify/export, memory export/review, soul
-lint, sandbox build."""
+"""The `lancelot` command: run, chat, doctor, receipts verify/export, memory export/review,
+soul lint, sandbox build."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-from bot.app import redactor_for
 from bot.logs import configure_logging
 from bot.memory_cli import add_memory_commands, run_memory
 from bot.receipts_cli import add_receipts_commands, run_receipts
-from core.config import load_settings
+from core.config import load_settings, unknown_environment
 from core.errors import ConfigError, DeliveryFailed, StorageError
 
 EXIT_USAGE = 2
@@ -24,6 +23,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="start everything configured")
     commands.add_parser("chat", help="talk to Lancelot in this terminal")
+    doctor = commands.add_parser("doctor", help="check the settings, tokens, keys and engine")
+    doctor.add_argument("--json", action="store_true", help="one JSON object, for scripts")
+    doctor.add_argument("--timeout", type=float, default=5.0, help="seconds per check")
     receipts = commands.add_parser("receipts", help="receipt ledger tools")
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipts_commands(receipts_cmd)
@@ -58,12 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "soul":
         return _lint_soul(args.file)
+    if args.command == "doctor":  # a broken settings file is one of the things it reports
+        from bot.doctor import run_doctor
+
+        return run_doctor(args.config, as_json=args.json, timeout=args.timeout)
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
         return _fail(f"config error: {exc}")
+    for warning in unknown_environment():
+        print(f"lancelot: warning: {warning}", file=sys.stderr)
     quiet = args.command == "chat" or (args.command == "run" and sys.stdin.isatty())
     if args.command in ("run", "chat"):
+        from bot.app import redactor_for  # the whole app: only for the commands that run it
+
         configure_logging(settings.home, settings.log_level, redactor_for(settings), quiet=quiet)
     try:
         if args.command == "receipts":

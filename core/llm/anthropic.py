@@ -7,9 +7,9 @@ from typing import Any
 
 import anthropic
 
-from core.errors import PermanentError, TransientError
+from core.errors import PermanentError
 from core.llm.flagship import STRUCTURED_TOOL, FlagshipConfig, parse_arguments
-from core.llm.retry import call_with_retries, error_for_status, retry_after_seconds
+from core.llm.retry import Unreachable, call_with_retries, error_for_status, retry_after_seconds
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
 
 
@@ -129,5 +129,5 @@ def _translate(exc: Exception) -> Exception:
         status = exc.status_code
         return error_for_status("anthropic", status, retry_after_seconds(exc.response.headers))
     if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-        return TransientError(f"anthropic: cannot connect ({type(exc).__name__})")
+        return Unreachable(f"anthropic: cannot connect ({type(exc).__name__})")
     return PermanentError(f"anthropic: {type(exc).__name__}: {exc}")

@@ -10,9 +10,9 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from core.errors import PermanentError, TransientError
+from core.errors import PermanentError
 from core.llm.flagship import FlagshipConfig, parse_arguments
-from core.llm.retry import call_with_retries, error_for_status
+from core.llm.retry import Unreachable, call_with_retries, error_for_status
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
 
 
@@ -144,5 +144,5 @@ def _translate(exc: Exception) -> Exception:
     if isinstance(exc, genai_errors.APIError):
         return error_for_status("gemini", exc.code or 500)
     if isinstance(exc, httpx.TransportError | ConnectionError):
-        return TransientError(f"gemini: cannot connect ({type(exc).__name__})")
+        return Unreachable(f"gemini: cannot connect ({type(exc).__name__})")
     return PermanentError(f"gemini: {type(exc).__name__}: {exc}")

@@ -7,9 +7,9 @@ from typing import Any
 
 import openai
 
-from core.errors import PermanentError, TransientError
+from core.errors import PermanentError
 from core.llm.flagship import FlagshipConfig, parse_arguments
-from core.llm.retry import call_with_retries, error_for_status, retry_after_seconds
+from core.llm.retry import Unreachable, call_with_retries, error_for_status, retry_after_seconds
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
 
 
@@ -117,7 +117,7 @@ def _translate(exc: Exception) -> Exception:
             "openai", exc.status_code, retry_after_seconds(exc.response.headers)
         )
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return TransientError(f"openai: cannot connect ({type(exc).__name__})")
+        return Unreachable(f"openai: cannot connect ({type(exc).__name__})")
     if isinstance(exc, openai.APIError | PermanentError):
         return PermanentError(f"openai: {exc}")
     return PermanentError(f"openai: unexpected {type(exc).__name__}: {exc}")

@@ -16,6 +16,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+class KeyRefused(PermanentError):
+    """The provider refused the API key (HTTP 401 or 403)."""
+
+
+class Unreachable(TransientError):
+    """No connection to the provider at all (DNS, refused, reset, a timeout on connect)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how patiently a provider call is tried."""
@@ -84,7 +92,7 @@ def error_for_status(provider: str, status: int, retry_after: float | None = Non
     if status in (408, 409) or status >= 500:
         return TransientError(f"{provider}: HTTP {status}")
     if status in (401, 403):
-        return PermanentError(
+        return KeyRefused(
             f"{provider}: HTTP {status}",
             user_message=f"The {provider} API key was refused; check {provider.upper()}_API_KEY.",
         )
