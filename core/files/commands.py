@@ -19,7 +19,9 @@ class FileCommands:
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /get."""
-        registry.command("get", "send a workspace file to this chat", self.get, USAGE)
+        registry.command(
+            "get", "send a workspace file to this chat, e.g. /get report.pdf", self.get, "<path>"
+        )
 
     async def get(self, ctx: CommandContext) -> Card | None:
         """Send the file; the file itself is the answer (a card only when it cannot go)."""

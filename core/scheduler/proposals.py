@@ -77,7 +77,10 @@ class JobProposals:
         """/remind and the Create, Cancel and pick buttons (/jobs new comes through
         JobCommands, which calls `offer`)."""
         registry.command(
-            "remind", "a reminder at a time: /remind <when> <what>", self.remind, "<when> <what>"
+            "remind",
+            "a reminder at a time, e.g. /remind in 2 minutes stretch",
+            self.remind,
+            "<when> <what>",
         )
         registry.action(CREATE, self._create)
         registry.action(CANCEL, self._cancel)

@@ -30,6 +30,11 @@ async def test_help_lists_exactly_what_works(app: Lancelot, phone: MemoryChannel
         assert present in card.body
     # What cannot work here is not offered: no web page runs, so no receipt link.
     assert "/receipts" not in card.body
+    # One line a command: its name once, its arguments, then what it does.
+    for line in card.body.splitlines()[1:]:
+        name = line.split()[0]
+        assert name.startswith("/")
+        assert line.split(" - ", 1)[0].count(name) == 1, line
 
 
 async def test_status_answers_with_fields(app: Lancelot, phone: MemoryChannel) -> None:
