@@ -15,6 +15,7 @@ from bot.app import Lancelot, assemble
 from core.config import load_settings
 from core.features import FeatureFlags
 from core.memory.model import Provenance, Quarantined
+from tests.fakes.browser import chromium
 
 SECTION_END = "</section>"
 
@@ -95,3 +96,27 @@ async def test_with_memory_off_the_page_says_so(tmp_path: Path) -> None:
         status, page = await get(app, "/memory")
     assert status == 200
     assert "Memory is switched off here (FEATURE_MEMORY)" in page
+
+
+async def test_the_page_reads_on_a_phone(lancelot: Lancelot, tmp_path: Path) -> None:
+    """In a real headless Chromium at 390x844: reached from the header, nothing wider than
+    the screen, a long fact wrapped."""
+    assert lancelot.memory is not None
+    await lancelot.memory.remember("atlas " + "x" * 300, provenance=Provenance.OWNER)
+    await lancelot.memory.remember("held text", provenance=Provenance.TOOL)
+    link = f"{lancelot.web_url}/receipts?t={await lancelot.viewer.issue_link()}"
+    async with chromium(tmp_path / "profile") as page:
+        await page.phone(390, 844)
+        await page.open(link, lands_on="/receipts")
+        header = await page.evaluate("document.querySelector('header a[href=\"/memory\"]').href")
+        await page.open(header, lands_on="/memory")
+        seen = await page.evaluate(
+            "({width: document.documentElement.scrollWidth, viewport: window.innerWidth,"
+            " held: document.querySelector('#held').innerText,"
+            " commits: document.querySelector('#commits').innerText})"
+        )
+        await page.screenshot(tmp_path / "memory.png")
+    assert seen["viewport"] == 390
+    assert seen["width"] <= 390
+    assert "held text" in seen["held"]
+    assert "atlas" in seen["commits"]
