@@ -16,6 +16,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Self
@@ -34,7 +35,7 @@ from bot.gchat.verify import RequestVerifier, Unverified, audience_is_url
 from core.bus import Bus
 from core.config.settings import GChatSettings
 from core.errors import DeliveryFailed, DeliveryRejected
-from core.events import ButtonPress, Card, Inbound, MessageRef
+from core.events import ButtonPress, Card, FileOffer, Inbound, MessageRef
 from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -251,6 +252,15 @@ class GchatChannel:
 
     async def typing(self, chat_id: str) -> None:
         """Google Chat shows no typing indicator for apps."""
+
+    def fetch_file(self, offer: FileOffer) -> AsyncIterator[bytes]:
+        """An attachment the owner uploaded, through the Chat API's media download (the app's
+        service account); a Drive file, or no Chat API configured, is refused."""
+        if not offer.ref:
+            raise DeliveryRejected("a Google Drive file: open it in Drive")
+        if self._api is None:
+            raise DeliveryRejected("attachments need the Chat API (GCHAT_SERVICE_ACCOUNT_FILE)")
+        return self._api.download(offer.ref)
 
     def _thread_for(self, space: str, card: Card) -> Thread:
         """The conversation's thread if it is recent; else a thread per kind of card."""

@@ -168,14 +168,14 @@ def _text_of(message: _Message | None) -> str:
 
 
 def _files_of(message: _Message | None) -> tuple[FileOffer, ...]:
-    """A message's attachments as file offers (ref: the media resource name, or the
-    attachment's own name for a Drive file); Chat announces no size."""
+    """A message's attachments as file offers (ref: the media resource name; none for a
+    Drive file); Chat announces no size."""
     if message is None:
         return ()
     return tuple(
         FileOffer(
             _kind(a.contentType),
-            a.attachmentDataRef.resourceName if a.attachmentDataRef else a.name,
+            a.attachmentDataRef.resourceName if a.attachmentDataRef else "",  # "": Drive
             a.contentName,
             a.contentType,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 CHAT_BOT_SCOPE = "https://www.googleapis.com/auth/chat.bot"
 REPLY_OPTION = "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"
 TIMEOUT = aiohttp.ClientTimeout(total=30)
+MEDIA_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
+MEDIA_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,20 @@ class ChatApi:
         url = f"{self._base}/{quote(name, safe='/')}"
         params = {"updateMask": "text,cardsV2"}
         await self._call("PATCH", url, params, {"text": "", **message}, "messages.update")
+
+    async def download(self, resource_name: str) -> AsyncIterator[bytes]:
+        """An attachment's bytes (media.download, alt=media), in chunks as they arrive."""
+        url = f"{self._base}/media/{quote(resource_name, safe='/')}"
+        headers = await self._headers()
+        try:
+            async with self._session.get(
+                url, params={"alt": "media"}, headers=headers, timeout=MEDIA_TIMEOUT
+            ) as response:
+                await _raise_for(response, "media.download")
+                async for chunk in response.content.iter_chunked(MEDIA_CHUNK):
+                    yield chunk
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise DeliveryFailed(f"gchat: media.download: {type(exc).__name__}") from None
 
     async def _call(
         self, method: str, url: str, params: dict[str, str], body: Message, what: str

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from core.bus import Bus
 from core.channel import FileFetching
+from core.commands.registry import parse_command
 from core.errors import DeliveryRejected, LancelotError
 from core.events import Attachment, Card, CardKind, FileKind, FileOffer, Inbound
 from core.files.inbox import FileRefused, Inbox, megabytes
@@ -98,7 +99,9 @@ class Intake:
                 text, heard = f"{text}\n\n{transcript}".strip(), True
         if not text.strip():
             return Taken(event, "", reply=self._receipt_card(saved, notes))
-        return Taken(event, text + (model_note(saved) if saved else ""), tuple(notes), heard=heard)
+        if saved and parse_command(text) is None:  # a command's arguments stay as typed
+            text += model_note(saved)
+        return Taken(event, text, tuple(notes), heard=heard)
 
     def _unhandled(self, event: Inbound, receipt_id: str) -> Card:
         self._record(FileReceipt.UNHANDLED_UPDATE, event.unhandled, receipt_id)

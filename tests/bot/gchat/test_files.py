@@ -1,49 +1,74 @@
-"""Google Chat attachments: Lancelot cannot fetch them here, so it says what it received and
-why it kept nothing, and the words that came with them are still handled."""
+"""Google Chat attachments: fetched through the Chat API's media download (as the app) into
+the inbox, the words that came with them handled; without the Chat API, or for a Drive file,
+the reply names each and says why nothing was kept, and the words are still handled."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from tests.fakes.gchat import FakeGoogle, texts
 
-from .harness import running, settings_for
+from .harness import SPACE, running, settings_for
 
 
-def with_attachment(event: dict[str, Any]) -> dict[str, Any]:
-    event["message"]["attachment"] = [
-        {
-            "name": "spaces/AAA/messages/u1/attachments/a1",
-            "contentName": "../minutes.pdf",
-            "contentType": "application/pdf",
-            "attachmentDataRef": {"resourceName": "spaces/AAA/attachments/r1"},
-            "source": "UPLOADED_CONTENT",
-        }
-    ]
+def with_attachment(event: dict[str, Any], resource: str | None) -> dict[str, Any]:
+    attachment: dict[str, Any] = {
+        "name": f"{SPACE}/messages/u1/attachments/a1",
+        "contentName": "../minutes.pdf",
+        "contentType": "application/pdf",
+        "source": "UPLOADED_CONTENT" if resource else "DRIVE_FILE",
+    }
+    if resource:
+        attachment["attachmentDataRef"] = {"resourceName": resource}
+    event["message"]["attachment"] = [attachment]
     return event
 
 
-async def test_an_attachment_is_named_and_its_message_still_handled(
+async def test_an_attachment_is_fetched_into_the_inbox(google: FakeGoogle, tmp_path: Path) -> None:
+    pdf = b"%PDF-1.7 minutes of the meeting"
+    resource = google.upload(SPACE, pdf)
+    async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
+        event, _ = lancelot.owner.message_event("/help")
+        answer = await lancelot.owner.post(with_attachment(event, resource))
+        received = await lancelot.receipts("file_received")
+        saved = lancelot.app.home / "workspace" / "inbox" / "minutes.pdf"
+        assert saved.read_bytes() == pdf
+
+    assert answer.message is not None
+    shown = " ".join(texts(answer.message))
+    assert "/get" in shown  # the command that came with it ran: /help lists /get
+    assert "/workspace/inbox/minutes.pdf" in shown
+    assert json.loads(received[0].outputs)["sha256"] == hashlib.sha256(pdf).hexdigest()
+    assert google.media_downloads == [resource]
+
+
+async def test_without_the_chat_api_or_for_a_drive_file_the_reply_says_why(
     google: FakeGoogle, tmp_path: Path
 ) -> None:
-    async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
-        event, _ = lancelot.owner.message_event("/status")
-        answer = await lancelot.owner.post(with_attachment(event))
+    resource = google.upload(SPACE, b"%PDF")
+    settings = settings_for(google, tmp_path / "home", api=False)
+    async with running(google, settings) as lancelot:
+        event, _ = lancelot.owner.message_event("/help")
+        answer = await lancelot.owner.post(with_attachment(event, resource))
         alone, _ = lancelot.owner.message_event("")
-        file_only = await lancelot.owner.post(with_attachment(alone))
+        file_only = await lancelot.owner.post(with_attachment(alone, None))
         refused = await lancelot.receipts("file_refused")
         inbox = lancelot.app.home / "workspace" / "inbox"
 
     assert answer.message is not None
     shown = " ".join(texts(answer.message))
-    assert "Uptime" in shown or "uptime" in shown  # the command still ran
+    assert "/get" in shown  # the command still ran: /help lists /get
     assert "../minutes.pdf" in shown
-    assert "I can't download files sent on gchat." in shown
+    assert "attachments need the Chat API (GCHAT_SERVICE_ACCOUNT_FILE)" in shown
     assert file_only.message is not None
-    assert "Nothing saved" in " ".join(texts(file_only.message))
+    only = " ".join(texts(file_only.message))
+    assert "Nothing saved" in only
+    assert "a Google Drive file: open it in Drive" in only
     assert json.loads(refused[0].inputs)["name"] == "../minutes.pdf"
+    assert google.media_downloads == []
     assert not inbox.exists()
 
 

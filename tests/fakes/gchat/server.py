@@ -45,6 +45,8 @@ class FakeGoogle:
         self.webhook_token = secrets.token_urlsafe(8)
         self.webhook_space = "spaces/WEBHOOK"
         self._access_tokens: set[str] = set()
+        self.media: dict[str, bytes] = {}  # attachments uploaded to Chat, by resource name
+        self.media_downloads: list[str] = []
         self._threads: dict[tuple[str, str], str] = {}
         self._request_ids: dict[tuple[str, str], str] = {}
         self._ids = itertools.count(1)
@@ -62,6 +64,7 @@ class FakeGoogle:
                 web.post("/v1/spaces/{space}/messages", self._create),
                 web.patch("/v1/spaces/{space}/messages/{message}", self._update),
                 web.post("/webhook/spaces/{space}/messages", self._webhook),
+                web.get("/v1/media/{resource:.+}", self._media),
             ]
         )
         self._runner = web.AppRunner(app)
@@ -175,6 +178,27 @@ class FakeGoogle:
     def _authorized(self, request: web.Request) -> bool:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         return scheme == "Bearer" and token in self._access_tokens
+
+    def upload(self, space: str, content: bytes) -> str:
+        """The owner uploads a file to a message in `space`; its attachmentDataRef name."""
+        name = f"{space}/attachments/{secrets.token_urlsafe(12)}"
+        self.media[name] = content
+        return name
+
+    async def _media(self, request: web.Request) -> web.StreamResponse:
+        """media.download: the bytes of an uploaded attachment, for the app only."""
+        if self.outage is not None:
+            return error(self.outage, "UNAVAILABLE")
+        if not self._authorized(request):
+            return error(401, "UNAUTHENTICATED")
+        if request.query.get("alt") != "media":
+            return error(400, "INVALID_ARGUMENT")
+        name = request.match_info["resource"]
+        content = self.media.get(name)
+        if content is None:
+            return error(404, "NOT_FOUND")
+        self.media_downloads.append(name)
+        return web.Response(body=content, content_type="application/octet-stream")
 
     async def _create(self, request: web.Request) -> web.Response:
         space = f"spaces/{request.match_info['space']}"
