@@ -75,6 +75,7 @@ class ToolLoop:
         quest.tools_used.append(call.name)
         if quest.progress is not None:
             quest.progress.tool(tool_label(call.name, args))
+        ended = True  # not cut short by a stop (the progress then keeps the tool's name)
         try:
             action = with_provenance(tool.to_action(args), quest.tool_outputs)
             action = addressed(action, quest.channel)
@@ -90,6 +91,7 @@ class ToolLoop:
                 )
             )
         except Stopped:
+            ended = False
             raise
         except LancelotError as exc:
             log.warning("tool %s failed: %s", call.name, exc)
@@ -99,7 +101,7 @@ class ToolLoop:
             detail = f"{type(exc).__name__}: {exc}"
             return self._failed(call, quest, call_id, UNEXPECTED, detail)
         finally:
-            if quest.progress is not None:
+            if ended and quest.progress is not None:
                 quest.progress.tool_done()
         result.outcomes.append(outcome)
         quest.tool_outputs.append(outcome.output)

@@ -3,6 +3,8 @@ expiry, and reconciliation after a restart. Every request and decision is a rece
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +25,8 @@ from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.runtime import stopping
+from core.runtime.stopping import StopRequest, StopSwitch
 from core.runtime.tasks import Supervisor
 from core.security.tokens import ActionTokens
 from core.tools.action import ToolAction
@@ -60,6 +64,7 @@ class ApprovalService:
         self._clock = clock
         self._remind_after = remind_after
         self._waiters = SettlementWaiters()
+        self._stoppable: dict[str, StopSwitch] = {}  # approval id -> its waiting task's stop
         self._supervisor = tasks or Supervisor()
         self._deadlines = Deadlines(
             store,
@@ -105,13 +110,21 @@ class ApprovalService:
         approval = await self._create(action, decision, via, quest_id)
         # Listen before the card goes out, so even the fastest tap is not lost.
         waiter = self._waiters.watch(approval.id)
+        switch = stopping.current()  # the owner may stop the task that waits
+        if switch is not None:
+            self._stoppable[approval.id] = switch
         try:
             if asked is not None:
                 await asked(approval.id)
             await self._send_pending(approval)
             return await waiter
+        except asyncio.CancelledError:
+            if switch is not None and switch.request is not None:  # stopped, not shut down
+                await self._withdraw(approval, switch.request)
+            raise
         finally:
             self._waiters.unwatch(approval.id, waiter)
+            self._stoppable.pop(approval.id, None)
 
     def when_unwaited(self, listener: Callable[[Approval, RunReport], Awaitable[None]]) -> None:
         """Be told of an approved action that ran with nobody waiting for it (whoever asked
@@ -233,22 +246,26 @@ class ApprovalService:
                 )
                 await self._drop(approval)
                 await self._settle(approval.id)
-        elif await self._store.move(
-            approval.id,
-            ApprovalState.PENDING,
-            ApprovalState.APPROVED,
-            decided_at=now,
-            decided_by=who,
-            decided_via=via,
-        ):
-            self._record(
-                approval,
-                GovernanceReceipt.APPROVAL_GRANTED,
-                f"approved by {who} via {via}",
-                ReceiptStatus.SUCCESS,
-                ctx.receipt_id,
-            )
-            await self._run(approval.id, ctx.receipt_id)
+        else:
+            # A Stop of the task waiting for this approval waits until the change is applied.
+            switch = self._stoppable.get(approval.id)
+            with switch.hold() if switch is not None else contextlib.nullcontext():
+                if await self._store.move(
+                    approval.id,
+                    ApprovalState.PENDING,
+                    ApprovalState.APPROVED,
+                    decided_at=now,
+                    decided_by=who,
+                    decided_via=via,
+                ):
+                    self._record(
+                        approval,
+                        GovernanceReceipt.APPROVAL_GRANTED,
+                        f"approved by {who} via {via}",
+                        ReceiptStatus.SUCCESS,
+                        ctx.receipt_id,
+                    )
+                    await self._run(approval.id, ctx.receipt_id)
         fresh = await self._store.get(approval.id)
         return await self.outcome_card(fresh or approval)
 
@@ -326,6 +343,27 @@ class ApprovalService:
         card = await self.outcome_card(approval)
         if not await self._bus.update(approval.card_id, card):
             await self._bus.broadcast(card)
+
+    async def _withdraw(self, approval: Approval, stop: StopRequest) -> None:
+        """The owner stopped the task waiting for this approval: it is no longer a question
+        (denied, by the one who stopped it), so a later Approve cannot run it."""
+        if await self._store.move(
+            approval.id,
+            ApprovalState.PENDING,
+            ApprovalState.DENIED,
+            decided_at=stop.at,
+            decided_by=stop.by,
+            decided_via=f"Stop ({stop.via})",
+        ):
+            self._record(
+                approval,
+                GovernanceReceipt.APPROVAL_DENIED,
+                f"withdrawn: {stop.by} stopped the request via {stop.via}",
+                ReceiptStatus.SUCCESS,
+                None,
+            )
+            await self._drop(approval)
+            await self._publish_outcome(approval.id)
 
     async def _drop(self, approval: Approval) -> None:
         """Denied or lapsed: a dry run kept for this approval is discarded (the workspace

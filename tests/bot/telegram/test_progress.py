@@ -4,14 +4,18 @@ Through python-telegram-bot and the fake Bot API."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from core.config import Settings
 from core.events import Button, Card, CardKind, MessageRef
 from core.llm.types import Completion
+from core.tools.action import ToolAction
+from core.tools.base import CommandRunner, ToolResult
 from tests.fakes.scripted_model import ScriptedRouter, call, final
 from tests.fakes.telegram import FakeTelegram, SentMessage
 
@@ -154,27 +158,49 @@ async def test_slash_stop_stops_the_chats_task(tg: FakeTelegram, tmp_path: Path)
     assert json.loads(stopped[0].metadata)["via"] == "telegram"
 
 
-async def test_stop_while_an_approved_change_is_applied_lets_it_finish(
-    tg: FakeTelegram, tmp_path: Path
-) -> None:
+class SlowFiles:
+    """The real file provider behind a second of delay: an approved change that takes a
+    while to apply (as a large copy or a slow disk would)."""
+
+    name = "slow_file_ops"
+
+    def __init__(self, real: CommandRunner, delay: float = 1.0) -> None:
+        self._real = real
+        self._delay = delay
+
+    async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
+        await asyncio.sleep(self._delay)
+        return await self._real.run(action, capability)
+
+
+async def deleting(tg: FakeTelegram, tmp_path: Path) -> tuple[ScriptedRouter, Settings]:
     model = ScriptedRouter(
         [call("delete_file", path="/workspace/old.txt"), *listing(20)], latency=0.3
     )
-    settings = settings_for(tg, tmp_path / "home", **QUICK_PROGRESS)
+    return model, settings_for(tg, tmp_path / "home", **QUICK_PROGRESS)
+
+
+async def test_stop_while_an_approved_change_is_applied_lets_it_finish(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    model, settings = await deleting(tg, tmp_path)
     async with running(tg, settings, models=model) as lancelot:
+        kit = lancelot.app.governance
+        assert kit is not None
+        real = kit.tools.providers("file.delete")[0].runner
+        kit.tools.register(SlowFiles(real), ["file.delete"], priority=100, local=True)
         target = lancelot.app.home / "workspace" / "old.txt"
         target.write_text("bye")
         tg.user_message("delete old.txt, then look around")
         approval = await _approval(tg)
-        progress = progress_of(tg)
-        # The owner taps Approve and, a moment later, Stop: both reach Lancelot together.
         tg.press_button(approval["message_id"], buttons(approval)[0]["callback_data"])
+        await until(lancelot, "tool_intent", "file.delete")  # the change has begun
+        progress = progress_of(tg)
         tg.press_button(progress["message_id"], buttons(progress)[0]["callback_data"])
         answer = await shown(tg, "Stopped\n")
         await tg.wait_for(lambda: _message(tg, approval)["plain_text"].startswith("Executed"))
         intents = await lancelot.receipts("tool_intent")
         runs = await lancelot.receipts("tool_run")
-        executed = await lancelot.receipts("approval_granted")
         stopped = await lancelot.receipts("task_stopped")
 
     assert not target.exists()  # the approved change was applied in full
@@ -183,9 +209,89 @@ async def test_stop_while_an_approved_change_is_applied_lets_it_finish(
     assert [
         json.loads(i.outputs)["outcome_id"] for i in intents if i.action_name == "file.delete"
     ] == [delete.id]
-    assert len(executed) == 1
-    assert len(stopped) == 1
-    assert "Before the stop:" in answer["plain_text"]
+    assert [r.action_name for r in runs] == ["file.delete"]  # nothing after the stop
+    # The stop waited for the change, and the answer counts it among what was done.
+    assert json.loads(stopped[0].metadata)["took_ms"] > 300
+    assert "1 tool run finished" in answer["plain_text"]
+    assert "file.delete" in answer["plain_text"]
+
+
+async def test_stop_while_the_agent_writes_a_file_lets_the_write_finish(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    model = ScriptedRouter(
+        [call("write_file", path="/workspace/new.txt", content="hello"), *listing(20)],
+        latency=0.3,
+    )
+    settings = settings_for(tg, tmp_path / "home", **QUICK_PROGRESS)
+    async with running(tg, settings, models=model) as lancelot:
+        kit = lancelot.app.governance
+        assert kit is not None
+        real = kit.tools.providers("file.write")[0].runner
+        kit.tools.register(SlowFiles(real), ["file.write"], priority=100, local=True)
+        tg.user_message("write new.txt, then look around")
+        await until(lancelot, "tool_intent", "file.write")  # the write has begun
+        progress = progress_of(tg)
+        tg.press_button(progress["message_id"], buttons(progress)[0]["callback_data"])
+        answer = await shown(tg, "Stopped\n")
+        runs = await lancelot.receipts("tool_run")
+
+    written = lancelot.app.home / "workspace" / "new.txt"
+    assert written.read_text() == "hello"  # never half a change
+    assert [(r.action_name, r.status) for r in runs] == [("file.write", "success")]
+    assert "1 tool run finished" in answer["plain_text"]
+
+
+async def test_stop_cuts_a_slow_read_only_tool_short(tg: FakeTelegram, tmp_path: Path) -> None:
+    model = ScriptedRouter(listing(3), latency=0.1)
+    settings = settings_for(tg, tmp_path / "home", **QUICK_PROGRESS)
+    async with running(tg, settings, models=model) as lancelot:
+        kit = lancelot.app.governance
+        assert kit is not None
+        real = kit.tools.providers("file.list")[0].runner
+        kit.tools.register(SlowFiles(real, delay=30), ["file.list"], priority=100, local=True)
+        tg.user_message("look around my workspace")
+        await until(lancelot, "tool_call", "list_files")
+        await tg.wait_for(lambda: "running list_files" in progress_of(tg)["plain_text"])
+        progress = progress_of(tg)
+        tg.press_button(progress["message_id"], buttons(progress)[0]["callback_data"])
+        answer = await shown(tg, "Stopped\n")
+        runs = await lancelot.receipts("tool_run")
+        stopped = await lancelot.receipts("task_stopped")
+
+    assert runs == []  # the listing never finished: nothing to report as ran
+    outputs, meta = json.loads(stopped[0].outputs), json.loads(stopped[0].metadata)
+    assert outputs["cut_short"] == "list_files"
+    assert meta["took_ms"] < 1000  # not the 30 s the tool would have taken
+    assert "0 tool runs finished" in answer["plain_text"]
+
+
+async def test_stop_while_an_approval_is_pending_withdraws_it(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    model, settings = await deleting(tg, tmp_path)
+    async with running(tg, settings, models=model) as lancelot:
+        target = lancelot.app.home / "workspace" / "old.txt"
+        target.write_text("bye")
+        tg.user_message("delete old.txt, then look around")
+        approval = await _approval(tg)
+        tg.user_message("/stop")
+        answer = await shown(tg, "Stopped\n")
+        await tg.wait_for(lambda: _message(tg, approval)["plain_text"].startswith("Denied"))
+        denied = await lancelot.receipts("approval_denied")
+
+    assert target.exists()  # nothing ran: the question was withdrawn with the task
+    assert buttons(_message(tg, approval)) == []  # no Approve left to tap
+    assert "via Stop (telegram)" in _message(tg, approval)["plain_text"]
+    assert json.loads(denied[0].outputs)["outcome"].startswith("withdrawn")
+    assert "0 tool runs finished" in answer["plain_text"]
+
+
+async def until(lancelot: Running, action_type: str, name: str) -> None:
+    """Wait until a receipt of this type and name is in the ledger."""
+    async with asyncio.timeout(10):
+        while not any(r.action_name == name for r in await lancelot.receipts(action_type)):  # noqa: ASYNC110 (the ledger has no event to await)
+            await asyncio.sleep(0.02)
 
 
 async def stop_copy(lancelot: Running, token: str) -> MessageRef:
