@@ -10,13 +10,17 @@ import socket
 import sqlite3
 import sys
 import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from bot.doctor.local import check_local_model
-from bot.doctor.peers import check_gchat
+from bot.doctor.peers import check_clock, check_gchat
 from bot.doctor.report import Finding
 from core.config import load_settings
 from tests.fakes.gchat.server import SA_EMAIL, FakeGoogle
@@ -282,3 +286,60 @@ def test_the_local_model_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         assert local(LANCELOT_LOCAL_MODEL=str(gguf)).detail == f"{gguf} (2 MB)"
     monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")
     assert local(LANCELOT_LOCAL_MODEL=str(gguf)).detail == "off (FEATURE_LOCAL_MODEL)"
+
+
+async def test_the_webhook_state_is_read_from_get_webhook_info(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{closed_port()}/telegram"
+    async with FakeTelegram(GOOD_TOKEN) as tg:
+        env = base_env(
+            tmp_path,
+            TELEGRAM_BOT_TOKEN=GOOD_TOKEN,
+            TELEGRAM_OWNER_ID="1001",
+            TELEGRAM_API_BASE_URL=tg.base_url,
+            TELEGRAM_WEBHOOK_URL=dead,
+        )
+        _, out = await doctor(env, "--json")
+        assert by_name(json.loads(out))["telegram webhook"]["detail"] == (
+            "Telegram has no webhook, not TELEGRAM_WEBHOOK_URL"
+        )
+        async with aiohttp.ClientSession() as http:
+            await http.post(f"{tg.base_url}{GOOD_TOKEN}/setWebhook", data={"url": dead})
+        tg.user_message("hello")
+        with pytest.raises(aiohttp.ClientConnectorError):
+            await tg.deliver_webhook()  # nobody listens there: Telegram notes the error
+        code, out = await doctor(env, "--json")
+    hook = by_name(json.loads(out))["telegram webhook"]
+    assert hook["status"] == "failed"
+    assert hook["detail"].startswith(f"{dead}: the last delivery failed 0 min ago: ")
+    assert hook["detail"].endswith("; 1 update waiting")
+    assert hook["fix"] == "make TELEGRAM_WEBHOOK_URL reachable from the internet over https"
+    assert code == 1
+
+
+async def test_a_clock_ten_minutes_off_a_peer_is_named(tmp_path: Path) -> None:
+    async def late(request: web.Request) -> web.Response:
+        then = datetime.now(UTC) - timedelta(minutes=10)
+        return web.Response(headers={"Date": format_datetime(then, usegmt=True)})
+
+    peer = web.Application()
+    peer.router.add_route("*", "/{tail:.*}", late)
+    runner = web.AppRunner(peer)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    port = runner.addresses[0][1]
+    try:
+        settings = load_settings(
+            environ={
+                "LANCELOT_HOME": str(tmp_path / "home"),
+                "TELEGRAM_BOT_TOKEN": GOOD_TOKEN,
+                "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot",
+            }
+        )
+        [finding] = await check_clock(settings)
+    finally:
+        await runner.cleanup()
+    seconds, _, rest = finding.detail.partition(" s ahead of ")
+    assert 598 <= int(seconds) <= 602  # the Date header's one-second grain, and the trip
+    assert rest == f"127.0.0.1:{port}"
+    assert finding.needed  # signed Google tokens allow about five minutes
+    assert finding.fix == "turn on time sync (timedatectl set-ntp true)"
