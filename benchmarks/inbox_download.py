@@ -13,6 +13,7 @@ Usage (from the repository root):
 
     python benchmarks/inbox_download.py
     python benchmarks/inbox_download.py --rounds 10 --mb 20
+    python benchmarks/inbox_download.py --chunk-delay-ms 2   # about 30 MB/s: a longer download
 """
 
 from __future__ import annotations
@@ -82,10 +83,11 @@ async def one_round(
     return elapsed, lags
 
 
-async def main(rounds: int, megabytes: float) -> None:
+async def main(rounds: int, megabytes: float, chunk_delay_ms: float) -> None:
     content = os.urandom(int(megabytes * 1024 * 1024))
     with tempfile.TemporaryDirectory() as home:
         async with FakeTelegram() as tg:
+            tg.uploads.chunk_delay = chunk_delay_ms / 1000  # a slower network, if asked
             settings = load_settings(
                 environ={
                     "LANCELOT_HOME": home,
@@ -128,6 +130,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--mb", type=float, default=20.0)
+    parser.add_argument(
+        "--chunk-delay-ms", type=float, default=0.0, help="pause per 64 KB served (slow link)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(main(args.rounds, args.mb))
+    asyncio.run(main(args.rounds, args.mb, args.chunk_delay_ms))
