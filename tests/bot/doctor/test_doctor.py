@@ -19,9 +19,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.doctor.local import check_local_model
+from bot.doctor.local import check_local_model, check_port
 from bot.doctor.peers import check_clock, check_gchat
 from bot.doctor.report import Finding
+from bot.home import home_lock
 from core.config import load_settings
 from tests.fakes.gchat.server import SA_EMAIL, FakeGoogle
 from tests.fakes.llm.anthropic import FakeAnthropic
@@ -343,3 +344,21 @@ async def test_a_clock_ten_minutes_off_a_peer_is_named(tmp_path: Path) -> None:
     assert rest == f"127.0.0.1:{port}"
     assert finding.needed  # signed Google tokens allow about five minutes
     assert finding.fix == "turn on time sync (timedatectl set-ntp true)"
+
+
+def test_a_port_held_by_this_homes_lancelot_is_fine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with socket.socket() as held, home_lock(home):
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        settings = load_settings(
+            environ={"LANCELOT_HOME": str(home), "LANCELOT_WEB_PORT": str(port)}
+        )
+        [ours] = check_port(settings)
+    assert (
+        ours.detail
+        == f"127.0.0.1:{port} is served by the Lancelot of this home (pid {os.getpid()})"
+    )
+    assert str(ours.status) == "ok"
