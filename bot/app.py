@@ -31,6 +31,7 @@ from core.clock import Clock
 from core.commands.basic import VERSION, BasicCommands
 from core.commands.registry import CommandRegistry
 from core.config import Settings
+from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.errors import StorageError
 from core.features import FeatureFlags
@@ -190,6 +191,8 @@ async def _start_kernel(
     outbox = Outbox(state, ledger, policy, clock, tasks=tasks)
     await outbox.setup()
     await stack.enter_async_context(outbox)
+    inbox = UpdateInbox(state, ledger)
+    await inbox.setup()
     health = HealthMonitor(tasks=tasks)
     health.register("ledger", lambda: _ledger_check(ledger))
     health.register("tasks", tasks.health)
@@ -212,7 +215,7 @@ async def _start_kernel(
         secret=secret,
         stack=stack,
         tasks=tasks,
-        bus=Bus(),
+        bus=Bus(inbox=inbox),
         ledger=ledger,
         state=state,
         tokens=tokens,
@@ -221,6 +224,7 @@ async def _start_kernel(
         features=features,
         commands=CommandRegistry(),
         outbox=outbox,
+        inbox=inbox,
         web_port=web_port,
         memory_page=memory_page,
         status_fields={},

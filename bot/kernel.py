@@ -16,6 +16,7 @@ from core.bus import Bus
 from core.channel import Channel
 from core.commands.registry import CommandRegistry
 from core.config import Settings
+from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import Outbox
 from core.features import FeatureFlags
 from core.health.snapshot import HealthMonitor
@@ -47,6 +48,7 @@ class Kernel:
     features: FeatureFlags
     commands: CommandRegistry
     outbox: Outbox
+    inbox: UpdateInbox  # updates kept before a channel confirms them, marked done once handled
     web_port: int | None  # None: no web app here
     memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields

@@ -12,6 +12,7 @@ from core.errors import DeliveryDeferred, DeliveryFailed, LancelotError
 from core.events import ButtonPress, Card, Inbound, MessageRef
 
 if TYPE_CHECKING:
+    from core.delivery.inbox import UpdateInbox
     from core.delivery.outbox import Outbox
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,11 @@ class Bus:
     """Carries events both ways and remembers where each card was delivered, so a later
     `update()` edits every copy (on every channel) and a button press can be tied to its card."""
 
-    def __init__(self, max_queue: int = 1000) -> None:
+    def __init__(self, max_queue: int = 1000, *, inbox: UpdateInbox | None = None) -> None:
+        """`inbox`: where channels keep their updates; an event with an `arrival` is marked
+        done there once handled (`finished`)."""
         self._queue: asyncio.Queue[InboundEvent] = asyncio.Queue(max_queue)
+        self._inbox = inbox
         self._channels: dict[str, Channel] = {}
         self._outboxes: dict[str, Outbox] = {}
         self._copies: OrderedDict[str, list[MessageRef]] = OrderedDict()
@@ -56,6 +60,17 @@ class Bus:
     def handled(self) -> None:
         """Mark one event from `next_event` as fully handled."""
         self._queue.task_done()
+
+    async def finished(self, event: InboundEvent) -> None:
+        """The event's handling ran to its end (its reply, if any, durably queued): an update
+        kept in the inbox is marked done, so a restart does not hand it on again. A mark that
+        cannot be written is logged; the update then comes again at the next start."""
+        if event.arrival is None or self._inbox is None:
+            return
+        try:
+            await self._inbox.done(event.channel, event.arrival)
+        except LancelotError as exc:
+            log.warning("could not mark an update from %s handled: %s", event.channel, exc)
 
     async def drained(self) -> None:
         """Wait until every published event has been handled."""

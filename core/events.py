@@ -70,7 +70,8 @@ class Inbound:
 
     `files` are files that came with it (the core fetches them; `attachments` are what it
     saved, for the handler); `unhandled` names what was sent when it is nothing Lancelot
-    takes ("a sticker", "an edited message").
+    takes ("a sticker", "an edited message"); `arrival` is set by a channel that keeps its
+    updates in the inbox (core/delivery/inbox.py), so the bus can mark it handled.
     """
 
     channel: str
@@ -81,6 +82,7 @@ class Inbound:
     files: tuple[FileOffer, ...] = ()
     attachments: tuple[Attachment, ...] = ()
     unhandled: str = ""
+    arrival: int | None = None  # the update's id in its channel's inbox, marked done once handled
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class ButtonPress:
     message_ref: MessageRef | None
     action_token: str
     press_id: str = ""  # the platform's id for this tap (Telegram's callback query id)
+    arrival: int | None = None  # as Inbound.arrival
 
 
 @dataclass(frozen=True, slots=True)

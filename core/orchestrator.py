@@ -110,6 +110,14 @@ class Orchestrator:
 
     async def _guarded(self, event: Inbound | ButtonPress) -> None:
         try:
+            await self._handle_safely(event)
+            await self._bus.finished(event)  # not when cancelled: then it comes again
+        finally:
+            self._slots.release()
+            self._bus.handled()
+
+    async def _handle_safely(self, event: Inbound | ButtonPress) -> None:
+        try:
             if isinstance(event, Inbound):
                 await self.handle_inbound(event)
             else:
@@ -120,9 +128,6 @@ class Orchestrator:
             log.exception("failed to handle %s from %s", type(event).__name__, event.channel)
             failure = self._record_crash(event, exc)
             await self._answer(event, reply(*crash_words("That", failure)))
-        finally:
-            self._slots.release()
-            self._bus.handled()
 
     async def handle_inbound(self, event: Inbound) -> None:
         """Gate, record, then dispatch a message."""
@@ -288,8 +293,10 @@ class Orchestrator:
         return failure.id
 
     async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
+        # An update handled again after a crash gets the reply already queued, not a second.
+        key = None if event.arrival is None else f"answer:{event.channel}:{event.arrival}"
         try:
-            await self._bus.send(event.channel, event.chat_id, card)
+            await self._bus.send(event.channel, event.chat_id, card, key=key)
         except DeliveryDeferred as exc:  # queued durably: it goes out when it can
             log.info("reply to %s queued: %s", event.channel, exc)
         except DeliveryFailed as exc:

@@ -21,7 +21,7 @@ class TelegramTuning:
 
     poll_timeout: float = 25.0  # long-poll seconds (capped at a third of the watchdog)
     poll_backoff_base: float = 1.0
-    poll_backoff_cap: float = 30.0
+    poll_backoff_cap: float = 5.0  # after an outage, polling is at most this late to notice
     typing_delay: float = 0.3  # show "typing" only for work slower than this
     press_fallback: float = 10.0  # answer a press plainly if no verdict came by then
     # Sends and edits in flight at once. A few cover Telegram's ~30 messages a second at

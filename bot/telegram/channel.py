@@ -1,8 +1,10 @@
 """The Telegram channel: python-telegram-bot started by hand, owner-only, cards as HTML.
 
 Lifecycle (an async context manager): initialize (getMe checks the token), start, publish the
-command menu, then either delete any webhook and long-poll, or register the webhook; on exit
-the same steps undo in reverse, and a failed start undoes what it had done.
+command menu; then `listen()` hands on the updates kept from before a restart and either
+deletes any webhook and long-polls, or registers the webhook; on exit the same steps undo in
+reverse, and a failed start undoes what it had done. Every update is kept in the inbox
+before Telegram is told it arrived (bot/telegram/arrivals.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.ext import TypeHandler
 
 from bot.telegram.application import TelegramTuning, build_application
+from bot.telegram.arrivals import Arrivals
 from bot.telegram.files import download, upload
 from bot.telegram.incoming import NAME
 from bot.telegram.poller import ALLOWED_UPDATES, Poller
@@ -34,6 +37,7 @@ from bot.telegram.updates import UpdateRouter
 from bot.telegram.webhook import WebhookEndpoint
 from core.bus import Bus
 from core.config.settings import TelegramSettings
+from core.delivery.inbox import Kept, UpdateInbox
 from core.errors import ConfigError, DeliveryFailed, DeliveryRejected, LancelotError
 from core.events import ButtonPress, Card, FileOffer, MessageRef
 from core.runtime.tasks import Supervisor
@@ -63,11 +67,14 @@ class TelegramChannel:
         settings: TelegramSettings,
         *,
         refusals: RefusalLog,
+        inbox: UpdateInbox,
         commands: Sequence[tuple[str, str]] = (),
         webhook: WebhookMode | None = None,
         tuning: TelegramTuning | None = None,
         tasks: Supervisor | None = None,
+        on_recovered: Callable[[], None] | None = None,
     ) -> None:
+        """`on_recovered`: called when polling works again after an outage."""
         self._settings = settings
         self._supervisor = tasks or Supervisor()
         self._tuning = tuning or TelegramTuning()
@@ -82,8 +89,10 @@ class TelegramChannel:
         self._downloads = httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=60.0), verify=self._tuning.verify_tls
         )
-        router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
-        self._app.add_handler(TypeHandler(Update, router.handle))
+        self._router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
+        self._arrivals = Arrivals(inbox, self._bot, self._app.update_queue.put)
+        self._on_recovered = on_recovered
+        self._app.add_handler(TypeHandler(Update, self._route))
         self._app.add_error_handler(self._on_error)
         self._poller: Poller | None = None
         self._typing: dict[str, asyncio.Event] = {}  # set when a message reaches the chat
@@ -112,13 +121,26 @@ class TelegramChannel:
             stack.push_async_callback(self._app.stop)
             stack.push_async_callback(self._stop_typing)
             await self._publish_commands()
-            if self._webhook is not None:
-                await self._start_webhook(stack, self._webhook)
-            else:
-                await self._start_polling(stack)
             self._stack = stack.pop_all()
-        log.info("telegram: serving as @%s", self._bot.username)
         return self
+
+    async def listen(self) -> tuple[Kept, ...]:
+        """Hand on the updates kept but not handled before a restart, then start receiving
+        (long polling or the webhook). Returns the kept updates set aside for good (cut short
+        too often). Call it once the outbox has resumed, so a reply already queued for an
+        update handled again is recognised. Raises ConfigError when setWebhook fails."""
+        assert self._stack is not None, "enter the channel first"
+        abandoned = await self._arrivals.replay()
+        if self._webhook is not None:
+            await self._start_webhook(self._stack, self._webhook)
+        else:
+            await self._start_polling(self._stack)
+        log.info("telegram: serving as @%s", self._bot.username)
+        return abandoned
+
+    async def _route(self, update: Update, context: Any) -> None:
+        if not await self._router.handle(update, context):
+            await self._arrivals.settle(update)
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
@@ -151,18 +173,19 @@ class TelegramChannel:
         self._poller = Poller(
             self._bot,
             self._updates_request,
-            self._app.update_queue.put,
+            self._arrivals.take,
             watchdog=self._settings.watchdog_seconds,
             poll_timeout=tuning.poll_timeout,
             backoff_base=tuning.poll_backoff_base,
             backoff_cap=tuning.poll_backoff_cap,
             tasks=self._supervisor,
+            on_recovered=self._on_recovered,
         )
         await self._poller.start()
         stack.push_async_callback(self._poller.stop)
 
     async def _start_webhook(self, stack: AsyncExitStack, mode: WebhookMode) -> None:
-        mode.endpoint.bind(self._bot, self._app.update_queue.put, mode.secret, self._refusals)
+        mode.endpoint.bind(self._bot, self._arrivals.take_one, mode.secret, self._refusals)
         stack.callback(mode.endpoint.unbind)
         try:
             await self._bot.set_webhook(

@@ -2,7 +2,12 @@
 
 We poll with Bot.get_updates rather than PTB's Updater because the watchdog needs the time
 of the last successful call, a restart it controls, and backoff it can tune; the Updater
-reports only failures. Updates go to the Application's update queue, like the webhook's.
+reports only failures. Each batch goes to the sink, which keeps it durably (the inbox);
+only then is it confirmed, by the offset of the next getUpdates. A batch the sink could not
+keep is not confirmed: Telegram sends it again.
+
+After an outage the backoff is capped low (5 s by default): the first getUpdates that works
+again is at most that late, and `on_recovered` is called.
 
 A restart never cancels a request in flight: httpcore 1.0.9 can leak a pool slot when a
 request is cancelled while its connection is being set up (encode/httpcore#1093), and the
@@ -18,13 +23,14 @@ import contextlib
 import datetime as dtm
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from telegram import Bot, Update
 from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 from telegram.request import BaseRequest
 
 from bot.telegram.sender import seconds
+from core.errors import LancelotError
 from core.runtime.backoff import BackoffConfig
 from core.runtime.tasks import Supervisor
 
@@ -34,7 +40,7 @@ ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 POOL_EXHAUSTED = "pool timeout"
 REQUEST_SLACK = 30.0  # beyond the long-poll and read timeouts, a request counts as wedged
 
-Sink = Callable[[Update], Awaitable[None]]
+Sink = Callable[[Sequence[Update]], Awaitable[None]]
 
 
 class Poller:
@@ -49,13 +55,16 @@ class Poller:
         watchdog: float,
         poll_timeout: float = 25.0,
         backoff_base: float = 1.0,
-        backoff_cap: float = 30.0,
+        backoff_cap: float = 5.0,
         tasks: Supervisor | None = None,
+        on_recovered: Callable[[], None] | None = None,
     ) -> None:
+        """`on_recovered` is called when getUpdates works again after failures."""
         self._bot = bot
         self._supervisor = tasks or Supervisor()
         self._request = request  # the getUpdates HTTP client, replaced when wedged
         self._sink = sink
+        self._on_recovered = on_recovered
         self._watchdog = watchdog
         # A long poll that ends empty is a success; it must end well within the watchdog.
         poll = min(poll_timeout, watchdog / 3)
@@ -124,10 +133,18 @@ class Poller:
             if failures:
                 log.info("telegram: getUpdates works again after %d failure(s)", failures)
                 failures = 0
+                if self._on_recovered is not None:
+                    self._on_recovered()
             self.last_success = time.monotonic()
-            for update in updates:
-                self._offset = update.update_id + 1
-                await self._sink(update)
+            if not updates:
+                continue
+            try:
+                await self._sink(updates)
+            except LancelotError as exc:  # not kept, so not confirmed: they come again
+                failures += 1
+                await self._after_failure(f"updates not kept: {exc}", failures, None)
+                continue
+            self._offset = updates[-1].update_id + 1
 
     async def _get_updates(self) -> tuple[Update, ...]:
         self._in_request_since = time.monotonic()

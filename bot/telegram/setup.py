@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from bot.home import load_secret
@@ -9,11 +10,14 @@ from bot.telegram.application import TelegramTuning
 from bot.telegram.channel import TelegramChannel, WebhookMode
 from bot.telegram.webhook import WebhookEndpoint, webhook_path, webhook_secret
 from core.config import Settings
-from core.errors import ConfigError
+from core.errors import ConfigError, LancelotError
+from core.events import Card, CardKind
 from core.security.refusals import RefusalLog
 
 if TYPE_CHECKING:
     from bot.kernel import Kernel
+
+log = logging.getLogger(__name__)
 
 
 def webhook_endpoint(settings: Settings) -> WebhookEndpoint | None:
@@ -49,11 +53,33 @@ async def attach_telegram(
         app.bus,
         settings,
         refusals=RefusalLog(app.ledger),
+        inbox=app.inbox,
         commands=[(c.name, c.summary) for c in app.commands.listing()],
         webhook=mode,
         tuning=tuning,
         tasks=app.tasks,
     )
-    await app.attach(channel, durable=True)
+    await app.attach(channel, durable=True)  # the outbox resumes before anything is handled
+    abandoned = await channel.listen()
     app.health.register("telegram", channel.health)
+    if abandoned:
+        await _tell_set_aside(app, channel, len(abandoned))
     return channel
+
+
+async def _tell_set_aside(app: Kernel, channel: TelegramChannel, count: int) -> None:
+    """The owner hears of updates the inbox gave up on (each has its receipt)."""
+    notice = Card(
+        kind=CardKind.NOTICE,
+        title="Messages set aside",
+        body=(
+            f"{count} message(s) you sent stopped Lancelot each time they were handled, so "
+            "I set them aside instead of trying again. Their update_abandoned receipts say "
+            "which; please send again what still matters."
+        ),
+    )
+    for chat_id in channel.owner_chat_ids:
+        try:
+            await app.bus.send(channel.name, chat_id, notice)
+        except LancelotError as exc:
+            log.warning("telegram: could not tell the owner of set-aside updates: %s", exc)

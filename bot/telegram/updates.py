@@ -9,6 +9,7 @@ what Lancelot does not take (a sticker, an edit): the core answers it.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from telegram import CallbackQuery, Update, User
@@ -35,28 +36,41 @@ class UpdateRouter:
         self._presses = presses
         self._refusals = refusals
 
-    async def handle(self, update: Update, context: Any = None) -> None:
-        """The one PTB handler: every update passes here."""
+    async def handle(self, update: Update, context: Any = None) -> bool:
+        """The one PTB handler: every update passes here. True when it went on the bus
+        (which marks it handled in the inbox); False when nothing further handles it."""
         user = update.effective_user
         if user is None or user.is_bot or user.id not in self._owners:
             self._refuse(update, user)
-            return
+            return False
+        arrival = update.update_id
         if update.callback_query is not None:
-            await self._press(update.callback_query, user)
+            await self._press(update.callback_query, user, arrival)
         elif update.message is not None:
-            await self._bus.publish(inbound(update.message, user))
+            await self._bus.publish(replace(inbound(update.message, user), arrival=arrival))
         elif update.edited_message is not None:
-            await self._bus.publish(inbound(update.edited_message, user, edited=True))
+            edit = inbound(update.edited_message, user, edited=True)
+            await self._bus.publish(replace(edit, arrival=arrival))
         else:
             log.debug("telegram: ignored an update that is not a message from the owner")
+            return False
+        return True
 
-    async def _press(self, query: CallbackQuery, user: User) -> None:
+    async def _press(self, query: CallbackQuery, user: User, arrival: int) -> None:
         message = query.message
         chat_id = str(message.chat.id) if message is not None else str(user.id)
         ref = MessageRef(NAME, chat_id, str(message.message_id)) if message is not None else None
         self._presses.opened(query.id)
         await self._bus.publish(
-            ButtonPress(NAME, str(user.id), chat_id, ref, query.data or "", press_id=query.id)
+            ButtonPress(
+                NAME,
+                str(user.id),
+                chat_id,
+                ref,
+                query.data or "",
+                press_id=query.id,
+                arrival=arrival,
+            )
         )
 
     def _refuse(self, update: Update, user: User | None) -> None:

@@ -2,7 +2,9 @@
 
 Telegram sends the secret given to setWebhook in X-Telegram-Bot-Api-Secret-Token; a request
 without it, or with another, gets 403 and a (bounded) receipt, and a body that is not an
-update gets 400 and a receipt. Nothing here answers with a traceback.
+update gets 400 and a receipt. An update is answered 200 only once it is kept in the inbox;
+one that could not be kept gets 500, and Telegram sends it again. Nothing here answers with
+a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from aiohttp import web
 from telegram import Bot, Update
 
 from core.config.settings import TelegramSettings
+from core.errors import LancelotError
 from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -86,7 +89,11 @@ class WebhookEndpoint:
             source = f"webhook:{request.remote}:malformed"
             binding.refusals.record("webhook", "malformed", source, {"bytes": len(body)})
             return web.Response(status=400, text="not an update")
-        await binding.sink(update)
+        try:
+            await binding.sink(update)
+        except LancelotError as exc:
+            log.warning("webhook: an update could not be kept (%s); Telegram will retry", exc)
+            return web.Response(status=500, text="not kept")
         return web.Response(text="ok")
 
 

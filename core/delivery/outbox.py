@@ -115,7 +115,13 @@ class Outbox:
         for key, correlation_id, ref in await self.store.recent_deliveries(channel, KEPT_OUTCOMES):
             remember(correlation_id, ref)
             self._keep(key, ref)
-        rows = await self.store.pending(channel)
+        # The channel is already serving: a card may have been queued, or even delivered,
+        # while these rows were read. Such a row is this process's own, not one to resume.
+        rows = [
+            row
+            for row in await self.store.pending(channel)
+            if row.key not in self._outcomes and row.key not in self._queued
+        ]
         for row in rows:
             self._enqueue(row)
         if rows:

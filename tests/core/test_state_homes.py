@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.delivery import inbox
 from core.delivery import store as outbox
 from core.errors import StorageError
 from core.governance import approvals, crusader
@@ -34,6 +35,7 @@ STATE_DB = (
     tokens.SCHEMA,
     viewer_access.SCHEMA,
     outbox.SCHEMA,
+    inbox.SCHEMA,
     approvals.SCHEMA,
     crusader.SCHEMA,
     usage.SCHEMA,
@@ -54,6 +56,7 @@ RELEASED = {
     "action_tokens": ["83236315094f8c93"],
     "viewer_links": ["1f61c560e1063b04"],
     "outbox": ["cba2731613d5e12c"],
+    "inbox": ["60c53d4a6998205d"],
     "approvals": ["7ad4386357b60bb7"],
     "crusader": ["0adec1ee6a20c0c7"],
     "llm_usage": ["ddad202e62479b51"],

@@ -21,6 +21,7 @@ OWNERS = {
     "action_tokens": "core/security/tokens.py",
     "viewer_links": "core/security/viewer_access.py",
     "outbox": "core/delivery/store.py",
+    "inbox": "core/delivery/inbox.py",
     "approvals": "core/governance/approvals.py",
     "approval_copies": "core/governance/approvals.py",
     "approval_reminders": "core/governance/approvals.py",

@@ -12,7 +12,7 @@ import pytest
 
 from core.bus import Bus
 from core.delivery.outbox import DeliveryPolicy, Outbox
-from core.delivery.store import OutboxState
+from core.delivery.store import OutboxRow, OutboxState
 from core.errors import DeliveryDeferred, DeliveryFailed, DeliveryRejected
 from core.events import Button, Card, CardKind, MessageRef
 from core.receipts.base import ReceiptQuery
@@ -35,6 +35,8 @@ class FlakyChannel:
         self.shown: list[tuple[float, str, int]] = []  # (virtual time, title, part)
         self.edits: list[tuple[str, str]] = []
         self.screen: dict[str, str] = {}  # message id -> the title it shows now
+        self.hold: asyncio.Event | None = None  # the next delivery waits for it
+        self.holding = False
 
     @property
     def owner_chat_ids(self) -> tuple[str, ...]:
@@ -44,6 +46,10 @@ class FlakyChannel:
         return len(card.body) // 10 + 1
 
     async def deliver_part(self, chat_id: str, card: Card, part: int) -> MessageRef:
+        if self.hold is not None:
+            self.holding = True
+            await self.hold.wait()
+            self.hold, self.holding = None, False
         if self.failures:
             raise self.failures.pop(0)
         if self.part_failures.get((card.title, part)):
@@ -222,3 +228,52 @@ async def until(predicate: Callable[[], bool]) -> None:
     async with asyncio.timeout(5):
         while not predicate():  # noqa: ASYNC110 (the fake channel has no event to await)
             await asyncio.sleep(0.005)
+
+
+async def test_resume_skips_a_card_delivered_while_it_read_the_table(tmp_path: Path) -> None:
+    # The channel serves before resume() runs: a quick reply can be pending when resume reads
+    # the table and delivered before resume queues what it read. It must not go twice.
+    clock = LeapingClock()
+    async with AsyncExitStack() as stack:
+        rig = Rig(stack, tmp_path, clock)
+        bus, outbox, channel = await rig.start()
+        channel.failures = [DeliveryFailed("down")] * 100
+        with pytest.raises(DeliveryDeferred):
+            await bus.send(channel.name, "owner", card("From before"))
+    async with AsyncExitStack() as stack:
+        state = await open_state_db(tmp_path / "state.db")
+        stack.push_async_callback(state.close)
+        ledger = await stack.enter_async_context(SqliteLedger(tmp_path / "ledger.db"))
+        outbox = await stack.enter_async_context(Outbox(state, ledger, DeliveryPolicy(), clock))
+        bus, channel = Bus(), FlakyChannel(clock)
+        bus.attach(channel, outbox=outbox)  # serving, not resumed yet
+        read, landed = asyncio.Event(), asyncio.Event()
+        read_table = outbox.store.pending
+
+        async def slow_read(name: str) -> list[OutboxRow]:  # a read that ends as a reply lands
+            rows = await read_table(name)
+            read.set()
+            await landed.wait()
+            return rows
+
+        outbox.store.pending = slow_read  # type: ignore[method-assign]
+        on_its_way = asyncio.Event()
+        channel.hold = on_its_way  # the quick reply is being sent...
+        quick = card("Quick reply")
+        sending = asyncio.create_task(bus.send(channel.name, "owner", quick))
+        key = f"send:{channel.name}:owner:{quick.correlation_id}"
+        await until(lambda: channel.holding)
+        while await outbox.store.state_of(key) is None:  # noqa: ASYNC110 (a commit, no event)
+            await asyncio.sleep(0.005)
+        resuming = asyncio.create_task(outbox.resume(channel.name))
+        await read.wait()  # ...so resume reads it as pending; then it lands
+        on_its_way.set()
+        await sending
+        await until(lambda: [t for _, t, _ in channel.shown] == ["Quick reply"])
+        landed.set()
+        resumed = await resuming
+        await until(lambda: len(channel.shown) == 2)
+        await asyncio.sleep(0.05)
+
+    assert resumed == 1
+    assert sorted(title for _, title, _ in channel.shown) == ["From before", "Quick reply"]

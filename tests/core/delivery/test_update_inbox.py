@@ -1,0 +1,112 @@
+"""The update inbox: an update is kept once, handed on again after a crash until it is done,
+and set aside with a receipt when its handling was cut short too often."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import pytest
+
+from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
+from core.receipts.base import ReceiptQuery
+from core.receipts.ledger import SqliteLedger
+from core.state import open_state_db
+
+
+class Home:
+    """state.db and the ledger of one home, opened afresh by each `start` (a restart)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path
+        self.ledger: SqliteLedger | None = None
+
+    async def start(self, stack: AsyncExitStack) -> UpdateInbox:
+        state = await open_state_db(self.path / "state.db")
+        stack.push_async_callback(state.close)
+        self.ledger = await stack.enter_async_context(SqliteLedger(self.path / "ledger.db"))
+        inbox = UpdateInbox(state, self.ledger)
+        await inbox.setup()
+        return inbox
+
+    async def abandoned(self) -> list[object]:
+        assert self.ledger is not None
+        await self.ledger.flush()
+        page = await self.ledger.page(ReceiptQuery(action_type="update_abandoned"))
+        return [json.loads(r.inputs) for r in page.receipts]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return Home(tmp_path)
+
+
+@pytest.fixture
+async def inbox(home: Home) -> AsyncIterator[UpdateInbox]:
+    async with AsyncExitStack() as stack:
+        yield await home.start(stack)
+
+
+async def test_an_update_is_taken_once_however_often_it_comes(inbox: UpdateInbox) -> None:
+    first = await inbox.accept("telegram", [(10, '{"a":1}'), (11, '{"b":2}')])
+    again = await inbox.accept("telegram", [(11, '{"b":2}'), (12, '{"c":3}')])
+    other_channel = await inbox.accept("other", [(10, "{}")])
+
+    assert first == {10, 11}
+    assert again == {12}  # 11 is already kept: handed on once
+    assert other_channel == {10}
+    assert await inbox.state_of("telegram", 11) == (InboxState.OPEN, 1)
+
+
+async def test_what_a_crash_left_open_comes_again_and_only_that(home: Home) -> None:
+    async with AsyncExitStack() as stack:
+        inbox = await home.start(stack)
+        await inbox.accept("telegram", [(1, '{"n":1}'), (2, '{"n":2}'), (3, '{"n":3}')])
+        await inbox.done("telegram", 2)
+        # a kill -9 here: 1 and 3 were kept, never handled
+    async with AsyncExitStack() as stack:
+        inbox = await home.start(stack)
+        found = await inbox.unfinished("telegram")
+
+        assert [(k.update_id, k.payload, k.attempts) for k in found.replay] == [
+            (1, '{"n":1}', 2),
+            (3, '{"n":3}', 2),
+        ]
+        assert found.abandoned == ()
+        assert await inbox.accept("telegram", [(1, '{"n":1}')]) == set()  # Telegram again
+        assert (await inbox.unfinished("other")).replay == ()
+
+
+async def test_marks_asked_for_at_once_all_land(inbox: UpdateInbox) -> None:
+    ids = list(range(100, 400))
+    await inbox.accept("telegram", [(i, "{}") for i in ids])
+
+    await asyncio.gather(*(inbox.done("telegram", i) for i in ids))
+
+    assert (await inbox.unfinished("telegram")).replay == ()
+    assert {await inbox.state_of("telegram", i) for i in ids} == {(InboxState.DONE, 1)}
+
+
+async def test_an_update_cut_short_too_often_is_set_aside_with_a_receipt(home: Home) -> None:
+    async with AsyncExitStack() as stack:
+        inbox = await home.start(stack)
+        await inbox.accept("telegram", [(7, '{"poison":true}'), (8, "{}")])
+    starts = []
+    for _ in range(MAX_ATTEMPTS):  # each start hands it on; each time the process dies
+        async with AsyncExitStack() as stack:
+            inbox = await home.start(stack)
+            found = await inbox.unfinished("telegram")
+            starts.append(([k.update_id for k in found.replay], len(found.abandoned)))
+            if found.replay and found.replay[0].update_id == 7:
+                await inbox.done("telegram", 8)  # the other one gets through
+            abandoned = await home.abandoned()
+
+    assert starts == [([7, 8], 0), ([7], 0), ([], 1)]
+    assert abandoned == [{"update_id": 7, "bytes": len('{"poison":true}')}]
+    async with AsyncExitStack() as stack:
+        inbox = await home.start(stack)
+        assert await inbox.state_of("telegram", 7) == (InboxState.ABANDONED, MAX_ATTEMPTS)
+        assert (await inbox.unfinished("telegram")).abandoned == ()  # told once
