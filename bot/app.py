@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from aiohttp import web
 
 from bot.agent import wire_agent
+from bot.features import wire_features
 from bot.files import FilesKit, wire_files
 from bot.governance import GovernanceKit, wire_governance
 from bot.home import home_lock, keep_home_private, load_secret, prepare_home
@@ -34,7 +35,7 @@ from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.errors import StorageError
-from core.features import FeatureFlags
+from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
@@ -116,7 +117,7 @@ async def assemble(
         kernel = await _start_kernel(
             settings,
             stack,
-            features or FeatureFlags(),
+            features or FeatureFlags(store=settings.home / FEATURES_FILE),
             web=web,
             web_optional=web_optional,
             routes=routes,
@@ -228,6 +229,7 @@ async def _start_kernel(
         web_port=web_port,
         memory_page=memory_page,
         status_fields={},
+        status_buttons=[],
         receipt_links=web_port is not None or web_optional,
     )
 
@@ -250,7 +252,9 @@ async def _wire(
         public_url=settings.public_url,
         link_ttl_seconds=settings.web.link_ttl_seconds,
         status_fields=kernel.status_fields,
+        status_buttons=kernel.status_buttons,
     ).register()
+    wire_features(kernel)
     router = await wire_models(kernel, redactor_for(settings))
     memory = await wire_memory(kernel, redactor_for(settings))
     governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None

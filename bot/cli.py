@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             return build_image(settings, force=args.force, mirror=args.mirror)
         from bot.runner import serve
 
-        return asyncio.run(serve(settings, mode=args.command))
+        return asyncio.run(serve(settings, mode=args.command, config=args.config))
     except (StorageError, ConfigError, DeliveryFailed) as exc:  # one line, no traceback
         return _fail(str(exc))
     except KeyboardInterrupt:

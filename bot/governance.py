@@ -14,6 +14,7 @@ from core.governance.approval_service import ApprovalService
 from core.governance.approvals import ApprovalStore
 from core.governance.commands import GovernanceCommands
 from core.governance.crusader import CrusaderMode
+from core.governance.crusader_commands import CrusaderCommands
 from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor
 from core.governance.gateway import ToolGateway
@@ -81,8 +82,16 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     keeper = load_soul(app.home)
     crusader = CrusaderMode(app.state)
     await crusader.setup()
+    switch = CrusaderCommands(
+        app.commands,
+        crusader,
+        app.ledger,
+        app.tokens,
+        keeper,
+        allowed=lambda: app.features.enabled("CRUSADER"),
+    )
     capabilities = CapabilityTokens(app.secret)
-    policy = PolicyEngine(keeper, capabilities, crusader.active)
+    policy = PolicyEngine(keeper, capabilities, switch.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     router = build_tool_router(app.settings, app.features, workspace, capabilities)
@@ -108,14 +117,12 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     )
     gateway = ToolGateway(policy, approvals, executor, app.ledger, shell.dry_runs)
     registry: CommandRegistry = app.commands
-    GovernanceCommands(
-        registry, gateway, approvals, crusader, workspace, app.ledger, keeper, undo, shell.dry_runs
-    ).register()
+    GovernanceCommands(registry, gateway, approvals, workspace, undo, shell.dry_runs).register()
+    switch.register()
+    app.status_buttons.append(switch.button)
     undo.register(registry)
     SoulCommands(registry, keeper, app.tokens, app.ledger).register()
-    app.status_fields["Crusader"] = lambda: (
-        f"on, {crusader.remaining_minutes()} min left" if crusader.active() else "off"
-    )
+    app.status_fields["Crusader"] = switch.status
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
     app.status_fields["Tools"] = lambda: (
         "safe mode (local only)" if router.in_safe_mode() else "all"

@@ -14,6 +14,7 @@ import aiosqlite
 from bot.web.memory import MemoryPage
 from core.bus import Bus
 from core.channel import Channel
+from core.commands.basic import StatusButton
 from core.commands.registry import CommandRegistry
 from core.config import Settings
 from core.delivery.inbox import UpdateInbox
@@ -27,6 +28,7 @@ from core.security.viewer_access import ViewerAccess
 
 # /status lines that subsystems add: a name and a function giving its current value.
 StatusFields = dict[str, Callable[[], str]]
+StatusButtons = list[StatusButton]  # buttons under /status (Crusader on/off)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +54,7 @@ class Kernel:
     web_port: int | None  # None: no web app here
     memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields
+    status_buttons: StatusButtons
     receipt_links: bool  # /receipts can hand out links (this or another instance serves them)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:

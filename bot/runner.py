@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
 from core.config import Settings
-from core.features import FeatureFlags
+from core.config.loader import DEFAULT_CONFIG
+from core.features import AT_START, FEATURES_FILE, FeatureError, FeatureFlags, settings_file
 
 if TYPE_CHECKING:
     from bot.gchat.setup import GchatWiring
@@ -27,8 +30,15 @@ def _install_signals(stop: asyncio.Event, features: FeatureFlags) -> None:
             loop.add_signal_handler(sig, stop.set)
 
     def reload_features() -> None:
-        changed = features.reload()
-        log.info("feature flags reloaded: %s", changed or "no change")
+        try:
+            changed = features.reload()
+        except FeatureError as exc:  # a typo in a file must not stop a running Lancelot
+            log.error("switches not reloaded, the old ones stay: %s", exc)
+            return
+        shown = ", ".join(f"{k.lower()}={'on' if v else 'off'}" for k, v in changed.items())
+        later = sorted(k.lower() for k in changed if k in AT_START)
+        note = f" ({', '.join(later)}: at the next start)" if later else ""
+        log.info("switches reloaded: %s%s", shown or "no change", note)
 
     with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
         loop.add_signal_handler(signal.SIGHUP, reload_features)
@@ -58,9 +68,19 @@ def _gchat_wiring(settings: Settings) -> GchatWiring | None:
     return GchatWiring(settings)
 
 
-async def serve(settings: Settings, *, mode: str) -> int:
-    """`run`: everything configured. `chat`: the console conversation until end of input."""
-    features = FeatureFlags()
+def _switches(settings: Settings, config: Path | None) -> FeatureFlags:
+    """The FEATURE_* switches from the settings file, the environment and the home's
+    features.env, in that order; SIGHUP reads all three again."""
+    path = config or Path(os.environ.get("LANCELOT_CONFIG") or DEFAULT_CONFIG)
+    return FeatureFlags(
+        sources=[(str(path), settings_file(path))], store=settings.home / FEATURES_FILE
+    )
+
+
+async def serve(settings: Settings, *, mode: str, config: Path | None = None) -> int:
+    """`run`: everything configured. `chat`: the console conversation until end of input.
+    `config` is the settings file the switches are read from again on SIGHUP."""
+    features = _switches(settings, config)
     stop = asyncio.Event()
     _install_signals(stop, features)
     chat = mode == "chat"

@@ -79,6 +79,7 @@ async def wire_scheduler(
         local_model,
         soul,
         enabled=lambda: app.features.enabled("SCHEDULER"),
+        crusader=governance.policy.crusader_approves if governance is not None else _never,
     )
     store = SchedulerStore(app.home / "scheduler.db")
     scheduler = Scheduler(
@@ -93,6 +94,10 @@ async def wire_scheduler(
     starter = app.tasks.spawn(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
     return SchedulerKit(scheduler, alerts)
+
+
+def _never(tier: str) -> bool:
+    return False
 
 
 def _register_jobs(

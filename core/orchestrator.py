@@ -192,7 +192,7 @@ class Orchestrator:
         return taken.annotate(card) if card is not None else None
 
     async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
-        parsed = parse_command(text)
+        parsed = parse_command(text) or self._commands.parse_word(text)
         if parsed is None:
             free_text = self._free_text or self._commands.free_text_handler
             if free_text is None:

@@ -80,10 +80,10 @@ def _memory_ethics(soul: Soul) -> Iterator[Finding]:
 
 
 def _crusader_tiers(soul: Soul) -> Iterator[Finding]:
-    """Crusader mode may auto-approve T0 and T1 at most."""
+    """Crusader mode may auto-approve T2 at most: never what is destructive or irreversible."""
     for i, tier in enumerate(soul.crusader.auto_approve_tiers):
-        if tier_rank(tier) > 1:
-            message = f"crusader mode may auto-approve T1 at most, not {tier}"
+        if tier_rank(tier) > 2:
+            message = f"crusader mode may auto-approve T2 at most, not {tier}"
             yield Finding("crusader-tiers", CRITICAL, message, f"crusader.auto_approve_tiers[{i}]")
 
 

@@ -165,8 +165,8 @@ class SchedulingBoundaries(_Part):
 class CrusaderPolicy(_Part):
     """Crusader mode: a time-boxed burst of autonomy the owner switches on with /crusader.
 
-    It may auto-approve only the tiers listed (the linter allows T0 and T1 at most) and never
-    an action kind listed in `requires_approval`.
+    It may auto-approve only the tiers listed (the linter allows T2 at most, never T3) and
+    never an action kind listed in `requires_approval`.
     """
 
     auto_approve_tiers: tuple[Tier, ...] = ()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from core.bus import Bus
@@ -15,6 +15,9 @@ from core.receipts.base import ReceiptQuery, ReceiptStore
 from core.security.viewer_access import ViewerAccess
 
 VERSION = "0.1.0"
+
+# A button under /status, made for that card (its id), or None when it does not apply now.
+StatusButton = Callable[[str], Awaitable[Button | None]]
 
 
 class HealthState(Protocol):
@@ -63,6 +66,7 @@ class BasicCommands:
     public_url: str
     link_ttl_seconds: int = 600
     status_fields: dict[str, Callable[[], str]] = field(default_factory=dict)
+    status_buttons: list[StatusButton] = field(default_factory=list)
     started_at: float = 0.0
 
     def register(self) -> None:
@@ -109,7 +113,9 @@ class BasicCommands:
             *((name, provider()) for name, provider in self.status_fields.items()),
         )
         body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons)
-        return Card(kind=CardKind.REPLY, title="Status", body=body, fields=fields)
+        card = Card(kind=CardKind.REPLY, title="Status", body=body, fields=fields)
+        made = [await make(card.correlation_id) for make in self.status_buttons]
+        return replace(card, buttons=tuple(b for b in made if b is not None))
 
     async def receipts(self, ctx: CommandContext) -> Card:
         """A one-time link to the receipt page, and the latest few receipts; with `verify`,

@@ -29,6 +29,7 @@ FIXED_COMMANDS = (
     "get",
     "stop",
     "remind",
+    "features",
 )
 
 
@@ -80,6 +81,7 @@ class CommandRegistry:
         self._commands: dict[str, Command] = {}
         self._actions: dict[str, PressHandler] = {}
         self._free_text: FreeTextHandler | None = None
+        self._words: dict[str, tuple[str, str]] = {}
         self._frozen = False
 
     def freeze(self) -> None:
@@ -106,6 +108,18 @@ class CommandRegistry:
         """Register what a button action does."""
         self._check_open(f"the {name} action")
         self._actions[name] = handler
+
+    def word(self, word: str, command: str, args: str = "") -> None:
+        """A message that is this one word alone (any case, "Crusader!") runs `/command args`
+        instead of going to the agent, as the specification names some switches."""
+        self._check_open(f"the word {word!r}")
+        if command not in FIXED_COMMANDS:
+            raise ValueError(f"/{command} is not one of Lancelot's commands")
+        self._words[word.lower()] = (command, args)
+
+    def parse_word(self, text: str) -> tuple[str, str] | None:
+        """The (command, args) a registered word alone stands for, or None."""
+        return self._words.get(text.strip().rstrip("!.").strip().lower())
 
     def free_text(self, handler: FreeTextHandler) -> None:
         """Register who answers messages that are not commands (the agent)."""

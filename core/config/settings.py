@@ -265,6 +265,8 @@ class Settings(Section):
     delivery: DeliverySettings = DeliverySettings()
     progress: ProgressSettings = ProgressSettings()
     files: FilesSettings = FilesSettings()
+    # FEATURE_* switches by name (crusader: false); the environment and features.env win.
+    features: dict[str, bool] = Field(default_factory=dict)
 
     @property
     def telegram_enabled(self) -> bool:

@@ -1,9 +1,8 @@
-"""/run, /approvals and /crusader: the owner's governed hands."""
+"""/run and /approvals: the owner's governed hands (/crusader: crusader_commands.py)."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
@@ -11,14 +10,10 @@ from core.errors import PolicyDenied
 from core.events import Card, CardKind
 from core.governance.approval_service import DECIDE, ApprovalService
 from core.governance.by_effect import RERUN, DryRuns
-from core.governance.crusader import CrusaderMode
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.governance.undo import UndoDesk
-from core.receipts.base import ReceiptStore
-from core.receipts.model import Receipt
 from core.tools.action import ToolAction
 from core.tools.workspace import Workspace
-from soul import Soul
 
 SHELL = "shell.exec"
 
@@ -53,20 +48,16 @@ class GovernanceCommands:
     registry: CommandRegistry
     gateway: ToolGateway
     approvals: ApprovalService
-    crusader: CrusaderMode
     workspace: Workspace
-    ledger: ReceiptStore
-    soul: Callable[[], Soul]
     undo: UndoDesk | None = None  # Undo buttons for applied changes (with the sandbox)
     dry_runs: DryRuns | None = None  # kept dry runs, dropped when dry-run again
 
     def register(self) -> None:
-        """Add /run, /approvals, /crusader and the approval buttons."""
+        """Add /run, /approvals and the approval buttons."""
         self.registry.command(
             "run", "run a command in the workspace, under governance", self.run, usage="<command>"
         )
         self.registry.command("approvals", "what is waiting for your decision", self.pending)
-        self.registry.command("crusader", "toggle Crusader mode (auto-approve T1)", self.toggle)
         self.registry.action(DECIDE, self.approvals.on_press)
         self.registry.action(RERUN, self.rerun)
 
@@ -118,31 +109,6 @@ class GovernanceCommands:
         if not sent:
             return Card(CardKind.REPLY, "Approvals", "Nothing is waiting for your decision.")
         return None
-
-    async def toggle(self, ctx: CommandContext) -> Card:
-        """/crusader [on|off]: flips when no argument is given."""
-        soul = self.soul()
-        wanted = ctx.args.strip().lower()
-        on = {"on": True, "off": False}.get(wanted, not self.crusader.active())
-        minutes = soul.crusader.max_duration_minutes
-        await self.crusader.switch(on, minutes)
-        self.ledger.append(
-            Receipt(
-                "crusader",
-                "on" if on else "off",
-                inputs={"minutes": minutes if on else 0},
-                parent_id=ctx.receipt_id,
-            )
-        )
-        if not on:
-            return Card(CardKind.NOTICE, "Crusader mode off", "Every action asks as the Soul says.")
-        tiers = ", ".join(soul.crusader.auto_approve_tiers) or "nothing"
-        return Card(
-            CardKind.NOTICE,
-            "Crusader mode on",
-            f"For {minutes} minutes I auto-approve {tiers} actions (each one a receipt). "
-            "T3 actions and anything the Soul says must be asked still wait for you.",
-        )
 
 
 def _denied_card(outcome: ToolOutcome) -> Card:

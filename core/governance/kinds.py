@@ -29,6 +29,12 @@ class GovernanceReceipt(StrEnum):
     APPROVAL_INTERRUPTED = "approval_interrupted"  # running when Lancelot stopped
 
 
+class SwitchReceipt(StrEnum):
+    """`action_type` of the receipts the owner's switches leave (/features, /crusader)."""
+
+    TOGGLED = "feature_switched"  # a FEATURE_* toggle: which, on or off, where kept
+
+
 class FileReceipt(StrEnum):
     """`action_type` of the receipts files to and from the owner's phone leave."""
 

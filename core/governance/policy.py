@@ -162,17 +162,20 @@ class PolicyEngine:
         base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)
         if not needs_approval(soul, found, autonomous=autonomous):
             return base
-        if self._crusader() and _crusader_may_approve(soul, found.tier, found.kinds):
+        if self.crusader_approves(found.tier, found.kinds):
             return replace(base, auto_approved=True, reason="auto-approved in Crusader mode")
         return replace(
             base, verdict=Verdict.NEEDS_APPROVAL, reason=f"{found.tier} action needs your approval"
         )
 
-
-def _crusader_may_approve(soul: Soul, tier: str, kinds: tuple[str, ...]) -> bool:
-    """Crusader never overrides the Soul: only its tiers, never T3, never a must-ask kind."""
-    return (
-        tier in soul.crusader.auto_approve_tiers
-        and tier != "T3"
-        and not set(kinds) & set(soul.requires_approval)
-    )
+    def crusader_approves(self, tier: str, kinds: Iterable[str] = ()) -> bool:
+        """Whether Crusader mode, on right now, lets work of this tier and these kinds run
+        without a card (scheduled T2 work, by the shipped Soul). It never overrides the Soul:
+        only the tiers the Soul lists, never T3, never a kind the Soul says must be asked."""
+        soul = self._soul()
+        return (
+            self._crusader()
+            and tier in soul.crusader.auto_approve_tiers
+            and tier != "T3"
+            and not set(kinds) & set(soul.requires_approval)
+        )

@@ -76,9 +76,9 @@ class JobCommands:
             )
             lines.append(f"{spec.name} ({spec.describe_trigger}): {status}; last: {last}")
             payload = {"job": spec.name}
-            buttons.append(
-                Button(f"Run now: {spec.name}", await self._token("jobs.run", payload, card_id))
-            )
+            if spec.enabled:  # a disabled job does not run, so nothing offers to run it
+                token = await self._token("jobs.run", payload, card_id)
+                buttons.append(Button(f"Run now: {spec.name}", token))
             if spec.enabled:
                 action, label = (
                     ("jobs.resume", "Resume") if state.paused else ("jobs.pause", "Pause")
@@ -109,13 +109,24 @@ class JobCommands:
         name = self._job(ctx)
         if name is None:
             return await self._card(ctx.card_id, "That job no longer exists.")
+        if not self.scheduler.specs[name].enabled:
+            return await self._card(ctx.card_id, f"{name} is disabled, so it does not run.")
         run_id = await self.scheduler.run_now(name)
         if run_id is None:
             return await self._card(ctx.card_id, f"{name} is already running.")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(RUN_WAIT):
                 await self.scheduler.idle()
-        return await self._card(ctx.card_id, f"Ran {name} (run #{run_id}).")
+        return await self._card(ctx.card_id, await self._ran(name, run_id))
+
+    async def _ran(self, name: str, run_id: int) -> str:
+        """What became of a Run now, from the job's own state: it ran, or why it did not."""
+        state = dict((s.name, st) for s, st in await self.scheduler.states())[name]
+        if state.last_outcome in (None, "running"):
+            return f"{name} (run #{run_id}) is still running."
+        if state.last_outcome == "ok":
+            return f"Ran {name} (run #{run_id})."
+        return f"{name} (run #{run_id}) {state.last_outcome}: {state.last_detail}"
 
     async def _pause(self, ctx: PressContext) -> Card:
         name = self._job(ctx)

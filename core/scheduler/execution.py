@@ -39,6 +39,7 @@ class RunHost(Protocol):
 async def execute(scheduler: RunHost, spec: JobSpec, ctx: JobContext) -> None:
     """Gate, run and record one claimed run. Never raises (but lets cancellation through)."""
     started = time.perf_counter()
+    crusader = scheduler.gates.waived(spec, approved=ctx.approved)  # before it can end
     outcome, result, gate = await _outcome(scheduler, spec, ctx)
     duration = (time.perf_counter() - started) * 1000
     detail = result.detail if isinstance(result, Unchanged) else result
@@ -48,7 +49,10 @@ async def execute(scheduler: RunHost, spec: JobSpec, ctx: JobContext) -> None:
         ctx.run_id, spec.name, finished, outcome, detail + QUIET_NOTE if quiet else detail
     )
     if not quiet:
-        scheduler.record(run_receipt(spec, ctx, outcome, detail, gate, duration_ms=duration))
+        by = "crusader" if crusader and gate is None else None
+        scheduler.record(
+            run_receipt(spec, ctx, outcome, detail, gate, duration_ms=duration, approved_by=by)
+        )
     if gate == "owner_approval" and scheduler.ask_approval is not None:
         try:
             await scheduler.ask_approval(spec, ctx)

@@ -27,13 +27,16 @@ class Gates:
     `enabled` is the kill switch (read at every run, so a SIGHUP reload applies at once);
     `local_model` says whether the local model is healthy (None: no such check is registered,
     so a job that needs it cannot run); `soul` gives the active Soul, whose scheduling
-    boundary decides which tiers need an owner's approval.
+    boundary decides which tiers need an owner's approval; `crusader` says whether Crusader
+    mode lets a job of that tier run without the owner's tap (governance decides:
+    `PolicyEngine.crusader_approves`).
     """
 
     onboarding: Callable[[], str]
     local_model: Callable[[], Awaitable[bool | None]]
     soul: Callable[[], Soul | None]
     enabled: Callable[[], bool] = lambda: True  # the FEATURE_SCHEDULER kill switch
+    crusader: Callable[[str], bool] = lambda tier: False
 
     def needs_approval(self, spec: JobSpec) -> bool:
         """Whether every run of this job waits for an owner's tap."""
@@ -46,6 +49,16 @@ class Gates:
         if spec.tier == "T3" and not bounds.allow_autonomous_irreversible:
             return True
         return tier_rank(spec.tier) > tier_rank(bounds.max_tier_without_approval)
+
+    def waived(self, spec: JobSpec, *, approved: bool) -> bool:
+        """Whether this run goes without the owner's tap only because Crusader mode is on
+        (never for a job that says it must be approved)."""
+        return (
+            not approved
+            and not spec.requires_approval
+            and self.needs_approval(spec)
+            and self.crusader(spec.tier)
+        )
 
     async def check(self, spec: JobSpec, *, approved: bool) -> GateRefusal | None:
         """The first gate that refuses this run, or None when it may run."""
@@ -60,6 +73,6 @@ class Gates:
                 return GateRefusal("local_model", "no local model is configured")
             if not healthy:
                 return GateRefusal("local_model", "the local model is not healthy")
-        if not approved and self.needs_approval(spec):
+        if not approved and self.needs_approval(spec) and not self.waived(spec, approved=False):
             return GateRefusal("owner_approval", f"a {spec.tier} job needs your approval")
         return None

@@ -24,8 +24,10 @@ def run_receipt(
     gate: str | None = None,
     *,
     duration_ms: float | None = None,
+    approved_by: str | None = None,
 ) -> Receipt:
-    """The receipt for one run's outcome (a skip names the gate that said no)."""
+    """The receipt for one run's outcome (a skip names the gate that said no; a run that
+    went without the owner's tap because Crusader mode was on says approved_by crusader)."""
     action_type, status = _TYPES[outcome]
     return Receipt(
         action_type=action_type,
@@ -45,5 +47,6 @@ def run_receipt(
             "tier": spec.tier,
             "approved": ctx.approved,
             "outcome": outcome.value,
+            **({"approved_by": approved_by} if approved_by else {}),
         },
     )

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from core.features import FeatureFlags
+from pathlib import Path
+
+import pytest
+
+from core.features import FeatureError, FeatureFlags, settings_file
 
 
 def test_truthy_and_falsy_words_in_any_case() -> None:
@@ -30,6 +34,59 @@ def test_reload_picks_up_changes_and_reports_them() -> None:
     assert not flags.enabled("SOUL")
 
 
-def test_garbage_values_keep_the_default() -> None:
-    flags = FeatureFlags({"FEATURE_SOUL": "maybe"})
-    assert flags.enabled("SOUL")
+def test_a_value_that_is_neither_on_nor_off_is_an_error_naming_it() -> None:
+    with pytest.raises(FeatureError, match=r"the environment: FEATURE_AGENT='maybe' is neither"):
+        FeatureFlags({"FEATURE_AGENT": "maybe"})
+
+
+def test_an_unknown_name_in_the_environment_is_ignored_but_in_a_file_is_an_error(
+    tmp_path: Path,
+) -> None:
+    assert FeatureFlags({"FEATURE_CRUSADR": "false"}).enabled("CRUSADER")
+    store = tmp_path / "features.env"
+    store.write_text("FEATURE_CRUSADR=false\n")
+    with pytest.raises(FeatureError, match="did you mean FEATURE_CRUSADER"):
+        FeatureFlags({}, store=store)
+
+
+def test_settings_file_then_environment_then_features_env(tmp_path: Path) -> None:
+    config = tmp_path / "lancelot.yaml"
+    config.write_text("features:\n  crusader: false\n  agent: false\n  scheduler: false\n")
+    store = tmp_path / "features.env"
+    store.write_text("# the owner's\nFEATURE_SCHEDULER=on\n")
+    flags = FeatureFlags(
+        {"FEATURE_AGENT": "yes"}, sources=[(str(config), settings_file(config))], store=store
+    )
+    assert not flags.enabled("CRUSADER")
+    assert flags.origin("CRUSADER") == str(config)
+    assert flags.enabled("AGENT")
+    assert flags.origin("AGENT") == "the environment"
+    assert flags.enabled("SCHEDULER")
+    assert flags.origin("SCHEDULER") == str(store)
+    assert flags.origin("MEMORY") == "default"
+
+
+def test_set_keeps_the_choice_for_the_next_start_in_a_private_file(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "features.env"
+    flags = FeatureFlags({"FEATURE_CRUSADER": "true"}, store=store)
+    flags.set("crusader", False)
+    flags.set("TOOLS_NETWORK", True)
+    flags.set("crusader", False)  # once in the file, however often it is set
+    assert not flags.enabled("CRUSADER")
+    assert store.stat().st_mode & 0o777 == 0o600
+    assert store.read_text().count("FEATURE_CRUSADER=") == 1
+    again = FeatureFlags({"FEATURE_CRUSADER": "true"}, store=store)
+    assert not again.enabled("CRUSADER")
+    assert again.enabled("TOOLS_NETWORK")
+    with pytest.raises(FeatureError):
+        again.set("NO_SUCH", True)
+
+
+def test_a_bad_file_on_reload_changes_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "features.env"
+    store.write_text("FEATURE_AGENT=false\n")
+    flags = FeatureFlags({}, store=store)
+    store.write_text("FEATURE_AGENT=true\nFEATURE_SOUL=perhaps\n")
+    with pytest.raises(FeatureError, match="FEATURE_SOUL='perhaps'"):
+        flags.reload()
+    assert not flags.enabled("AGENT")

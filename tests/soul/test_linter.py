@@ -52,8 +52,8 @@ def test_shipped_v1_passes_with_no_findings() -> None:
         ),
         # 4. approvals that can reach nobody
         ("channels: [telegram, gchat, console]", "channels: []", "approval-channel"),
-        # crusader mode may not auto-approve above T1
-        ("auto_approve_tiers: [T1]", "auto_approve_tiers: [T1, T2]", "crusader-tiers"),
+        # crusader mode may not auto-approve above T2
+        ("auto_approve_tiers: [T1, T2]", "auto_approve_tiers: [T1, T2, T3]", "crusader-tiers"),
         # rule ids are cited by receipts, so they must be unique
         ("- id: git-read-only", "- id: shell-read-only", "unique-rule-ids"),
     ],

@@ -118,7 +118,7 @@ async def test_approvals_lists_pending_with_buttons(app: Lancelot, durable: bool
 
 async def test_crusader_shows_in_status_and_never_skips_t3(app: Lancelot) -> None:
     phone = await phone_for(app)
-    assert "Crusader mode on" in (await say(app, phone, "/crusader")).title
+    assert "Crusader mode on" in (await say(app, phone, "/crusader on")).title
     status = dict((await say(app, phone, "/status")).fields)
     assert status["Crusader"].startswith("on")
     put(workspace(app) / "x")

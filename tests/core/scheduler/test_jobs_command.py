@@ -73,3 +73,34 @@ async def test_jobs_card_buttons_run_pause_resume(tmp_path: Path) -> None:
         refused = await receipts(app, "button_refused")
         assert sorted(r.action_name for r in refused) == ["already used", "forged", "malformed"]
         assert ran == [("report", "manual")]  # nothing else ran
+
+
+async def test_run_now_is_not_offered_on_a_disabled_job_and_a_skipped_run_says_so(
+    tmp_path: Path,
+) -> None:
+    clock = CalendarClock(utc(2026, 11, 23, 9, 1))
+    ran: list[str] = []
+
+    async def count(ctx: JobContext) -> str:
+        ran.append(ctx.job)
+        return "counted"
+
+    jobs = write_jobs(
+        tmp_path / "jobs.yaml",
+        JOBS + "  resting:\n    run: builtin:count\n    every_seconds: 60\n    enabled: false\n"
+        "  mover:\n    run: builtin:count\n    every_seconds: 600\n    tier: T2\n",
+    )
+    phone = MemoryChannel()
+    async with scheduled_app(
+        tmp_path / "home", clock, jobs, channels=(phone,), runners={"builtin:count": count}
+    ) as app:
+        card = await say(app, phone, "/jobs")
+        assert "resting (every 60 s): disabled" in card.body
+        labels = [b.label for b in card.buttons]
+        assert "Run now: resting" not in labels
+        assert "Run now: mover" in labels
+        after = await tap(app, phone, card, "Run now: mover")  # T2: it waits for an Approve
+        assert after is not None
+        assert "mover (run #1) skipped: a T2 job needs your approval" in after.body
+        assert "Ran mover" not in after.body
+        assert ran == []
