@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import re
 import signal
+import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from core.delivery.inbox import MAX_ATTEMPTS, InboxState
 from tests.fakes.telegram import FakeTelegram
 
+from .harness import Running, running, settings_for
 from .test_run import lancelot_run
+from .test_webhook import an_update, webhook_settings
 
 KILLS = 3
 BURST = 20  # owner messages per round, sent over about half a second
@@ -109,3 +114,78 @@ async def test_kill_9_during_bursts_loses_no_message_and_doubles_only_in_the_win
     assert all(c == 2 for c in doubled.values()), f"seed {seed}: {doubled}"
     assert all(w <= WINDOW for w in windows), f"seed {seed}: {windows}"
     assert set(counts) == set(range(sent))
+
+
+def _leave_open(home: Path, attempts: int = 1) -> None:
+    """What a kill -9 leaves when it comes before an update's done mark."""
+    db = sqlite3.connect(home / "state.db", isolation_level=None)
+    try:
+        db.execute("UPDATE inbox SET state = 'open', attempts = ?", (attempts,))
+    finally:
+        db.close()
+
+
+async def test_an_update_handled_again_gets_the_reply_already_sent_not_a_second(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = settings_for(tg, tmp_path)
+    async with running(tg, settings) as lancelot:
+        await lancelot.say("/m1")
+        [update_id] = [u[0] for u in await kept(lancelot)]
+    _leave_open(settings.home)
+
+    async with running(tg, settings) as lancelot:
+        inbox = lancelot.app.inbox
+        async with asyncio.timeout(10):
+            while await inbox.state_of("telegram", update_id) != (InboxState.DONE, 2):  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # a second reply would be out by now
+        handled = await lancelot.receipts("inbound")
+
+    assert [s["plain_text"].count("/m1") for s in tg.sent] == [1]
+    assert len(handled) == 2  # handled twice, answered once
+
+
+async def test_an_update_that_keeps_killing_lancelot_is_set_aside_and_the_owner_told(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = settings_for(tg, tmp_path)
+    async with running(tg, settings) as lancelot:
+        await lancelot.say("/m1")
+        [update_id] = [u[0] for u in await kept(lancelot)]
+    _leave_open(settings.home, attempts=MAX_ATTEMPTS)
+
+    async with running(tg, settings) as lancelot:
+        [notice] = (await tg.wait_for_sent(2))[1:]
+        [receipt] = await lancelot.receipts("update_abandoned")
+        state = await lancelot.app.inbox.state_of("telegram", update_id)
+
+    assert notice["plain_text"].startswith("Messages set aside")
+    assert "update_abandoned" in notice["plain_text"]
+    assert json.loads(receipt.inputs)["update_id"] == update_id
+    assert state == (InboxState.ABANDONED, MAX_ATTEMPTS)
+    assert [s["plain_text"].count("/m1") for s in tg.sent[:1]] == [1]  # not handled again
+
+
+async def kept(lancelot: Running) -> list[tuple[int, str]]:
+    """(update id, state) of every update in the inbox."""
+    async with lancelot.app.state.execute("SELECT update_id, state FROM inbox") as cur:
+        return [(int(u), str(s)) for u, s in await cur.fetchall()]
+
+
+async def test_a_webhook_update_is_kept_before_telegram_gets_its_200(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = webhook_settings(tg, tmp_path)
+    async with running(tg, settings) as lancelot:
+        tg.set_delay("sendMessage", 1.0)  # the reply is still on its way when the 200 comes
+        status = await tg.post_webhook(an_update(77))
+        state = await lancelot.app.inbox.state_of("telegram", 77)
+        again = await tg.post_webhook(an_update(77))  # Telegram retries: not handled twice
+        tg.set_delay("sendMessage", 0)
+        await tg.wait_for_sent(1)
+        await asyncio.sleep(0.2)
+
+    assert (status, again) == (200, 200)
+    assert state == (InboxState.OPEN, 1)
+    assert len(tg.sent) == 1
