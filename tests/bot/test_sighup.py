@@ -117,3 +117,21 @@ def test_sighup_applies_the_settings_file_and_features_env(tmp_path: Path) -> No
         assert chat.close() == 0
     finally:
         chat.release()
+
+
+def test_a_switch_that_is_neither_on_nor_off_stops_startup_in_one_line(tmp_path: Path) -> None:
+    home, config = tmp_path / "home", tmp_path / "lancelot.yaml"
+    config.write_text("log_level: INFO\n")
+    home.mkdir()
+    (home / "features.env").write_text("FEATURE_CRUSADER=perhaps\n")
+    chat = Chat(home, config)
+    try:
+        code = chat.close()
+        chat.reader.join(timeout=10)
+        said = "".join(chat.lines.queue)
+        assert code == 2
+        assert said.strip().count("\n") == 0, said
+        assert "FEATURE_CRUSADER='perhaps' is neither" in said
+        assert str(home / "features.env") in said
+    finally:
+        chat.release()
