@@ -40,7 +40,8 @@ class Phone:
         return self.app.home / "workspace"
 
     async def say(self, text: str) -> Card:
-        return await say(self.app, self.phone, text)
+        # A real SDK's first call on a loaded machine can take seconds: wait as next_card does.
+        return await say(self.app, self.phone, text, wait=30.0)
 
     async def next_card(self) -> Card:
         return (await self.phone.next_card(wait=30.0))[1]  # a sandboxed command may be slow

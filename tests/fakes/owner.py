@@ -10,10 +10,11 @@ OWNER = "owner"
 CHAT = "owner-chat"
 
 
-async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
-    """Send a message as the owner; return the first card that comes back."""
+async def say(app: Lancelot, phone: MemoryChannel, text: str, wait: float = 5.0) -> Card:
+    """Send a message as the owner; return the first card that comes back (within `wait`
+    seconds)."""
     await app.bus.publish(Inbound(phone.name, OWNER, CHAT, text))
-    _, card = await phone.next_card()
+    _, card = await phone.next_card(wait)
     return card
 
 
