@@ -7,7 +7,8 @@ only then is it confirmed, by the offset of the next getUpdates. A batch the sin
 keep is not confirmed: Telegram sends it again.
 
 After an outage the backoff is capped low (5 s by default): the first getUpdates that works
-again is at most that late, and `on_recovered` is called.
+again is at most that late, and `on_recovered` is called (the outbox then sends its backlog
+at once instead of waiting out its own backoff).
 
 A restart never cancels a request in flight: httpcore 1.0.9 can leak a pool slot when a
 request is cancelled while its connection is being set up (encode/httpcore#1093), and the

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from bot.home import load_secret
 from bot.telegram.application import TelegramTuning
 from bot.telegram.channel import TelegramChannel, WebhookMode
+from bot.telegram.incoming import NAME
 from bot.telegram.webhook import WebhookEndpoint, webhook_path, webhook_secret
 from core.config import Settings
 from core.errors import ConfigError, LancelotError
@@ -58,6 +59,7 @@ async def attach_telegram(
         webhook=mode,
         tuning=tuning,
         tasks=app.tasks,
+        on_recovered=lambda: app.outbox.retry_now(NAME),  # the backlog goes at once
     )
     await app.attach(channel, durable=True)  # the outbox resumes before anything is handled
     abandoned = await channel.listen()

@@ -128,6 +128,10 @@ class Outbox:
             log.info("outbox: resuming %d undelivered card(s) on %s", len(rows), channel)
         return len(rows)
 
+    def retry_now(self, channel: str) -> None:
+        """The channel answers again after an outage: cards waiting to retry go now."""
+        self._pacing.retry_now(channel)
+
     async def stop(self, channel: str) -> None:
         """Stop delivering on a channel; undelivered rows stay for the next start."""
         self._stopped.add(channel)
@@ -333,7 +337,7 @@ class Outbox:
         self._settle(row, DeliveryDeferred(f"not delivered yet ({exc}); will retry"))
         delay = self._policy.backoff(row.attempts)
         log.info("outbox: %s to %s failed (%s); retry in %.1f s", row.kind, row.channel, exc, delay)
-        await self._clock.sleep(delay)
+        await self._pacing.wait_to_retry(row.channel, delay)
 
     async def _give_up(self, row: OutboxRow, exc: Exception) -> None:
         await self.store.failed(row, str(exc))

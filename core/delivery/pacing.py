@@ -1,10 +1,14 @@
 """How the outbox paces deliveries, the way python-telegram-bot's AIORateLimiter does: one
 budget per channel for all chats together (Telegram: about 30 messages a second), one per
 group chat (Telegram: 20 a minute), and none ahead of time for a private chat, where a reply
-goes at once and a 429's retry_after (which the outbox honours) is the only brake."""
+goes at once and a 429's retry_after (which the outbox honours) is the only brake.
+
+A failed delivery waits out its backoff here too, unless the channel is known to answer
+again (`retry_now`): then the backlog goes at once, at the channel-wide pace."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Container, Hashable
 from typing import TYPE_CHECKING
 
@@ -91,6 +95,26 @@ class ChannelPacing:
         self._policy, self._clock = policy, clock
         self._channels: dict[str, TokenBucket] = {}
         self._groups = LanePacing(policy.group_rate, policy.group_burst, clock)
+        self._answering: dict[str, asyncio.Event] = {}  # set: the channel answers again
+
+    async def wait_to_retry(self, channel: str, delay: float) -> None:
+        """Wait `delay` after a failed delivery, or less if `retry_now(channel)` comes first."""
+        answering = self._answering.setdefault(channel, asyncio.Event())
+        waits: list[asyncio.Future[object]] = [
+            asyncio.ensure_future(self._clock.sleep(delay)),
+            asyncio.ensure_future(answering.wait()),
+        ]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    def retry_now(self, channel: str) -> None:
+        """The channel answers again (an outage ended): end every retry wait on it now."""
+        answering = self._answering.pop(channel, None)
+        if answering is not None:
+            answering.set()
 
     async def take(self, lane: tuple[str, str], *, group: bool) -> None:
         """Wait until a message may go to this (channel, chat) lane, and count it."""

@@ -1,4 +1,5 @@
-"""Issue 20, item 4: nothing lost, nothing twice, across a crash. `lancelot run` (a real
+"""Issue 20, item 4: nothing lost, nothing twice, across a crash (and no long wait after an
+outage). `lancelot run` (a real
 process, the real python-telegram-bot) against the fake Bot API, killed with SIGKILL at
 random moments while the owner sends bursts of messages; after the restarts every message
 has exactly one reply. A second copy may only come from a kill that fell between Telegram
@@ -16,14 +17,17 @@ import signal
 import sqlite3
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from core.delivery.inbox import MAX_ATTEMPTS, InboxState
+from core.errors import DeliveryDeferred
+from core.events import Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 
-from .harness import Running, running, settings_for
+from .harness import OWNER, QUICK, Running, running, settings_for
 from .test_run import lancelot_run
 from .test_webhook import an_update, webhook_settings
 
@@ -189,3 +193,24 @@ async def test_a_webhook_update_is_kept_before_telegram_gets_its_200(
     assert (status, again) == (200, 200)
     assert state == (InboxState.OPEN, 1)
     assert len(tg.sent) == 1
+
+
+async def test_after_an_outage_the_backlog_goes_as_soon_as_polling_works_again(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    # The outbox's own backoff would wait half a minute or more after the outage.
+    slow_retries = replace(QUICK, backoff_base=30.0, backoff_cap=60.0, first_attempt_wait=0.5)
+    settings = settings_for(tg, tmp_path)
+    async with running(tg, settings, policy=slow_retries) as lancelot:
+        tg.go_down()
+        for title in ("Digest", "Alert"):
+            with pytest.raises(DeliveryDeferred):
+                await lancelot.app.bus.send("telegram", str(OWNER), Card(CardKind.NOTICE, title))
+        await tg.wait_for(lambda: sum(c.status == 502 for c in tg.calls) >= 4)
+        tg.come_back()
+        back = time.monotonic()
+        sent = await tg.wait_for_sent(2, timeout=5)
+        late = time.monotonic() - back
+
+    assert sorted(m["plain_text"] for m in sent) == ["Alert", "Digest"]
+    assert late < 5
