@@ -70,8 +70,24 @@ async def scheduler(app: Lancelot, phone: MemoryChannel) -> bool:
     return refusal is None or refusal.gate != "kill_switch"
 
 
+PROBE_FAILS: list[str | None] = [None]  # what the probe's own health check answers
+
+
+async def probe_check() -> str | None:
+    return PROBE_FAILS[0]
+
+
 async def health(app: Lancelot, phone: MemoryChannel) -> bool:
-    return not app.alerts._muted()
+    """A part goes from healthy to failing: does an alert card reach the phone?"""
+    if not app.health.has_check("probe"):
+        app.health.register("probe", probe_check)
+        app.health.mark_ready()  # as the runner does once channels are attached
+    PROBE_FAILS[0] = None
+    await app.alerts.observe(await app.health.check())  # recovered (if it was failing)
+    before = len(phone.delivered)
+    PROBE_FAILS[0] = "probe: broken"
+    await app.alerts.observe(await app.health.check())
+    return any("probe: broken" in card.body for _, card in phone.delivered[before:])
 
 
 async def crusader(app: Lancelot, phone: MemoryChannel) -> bool:
