@@ -15,7 +15,7 @@ from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
-from core.features import AT_START, FEATURES_FILE, FeatureError, FeatureFlags, settings_file
+from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
 
 if TYPE_CHECKING:
     from bot.gchat.setup import GchatWiring
@@ -72,9 +72,7 @@ def _switches(settings: Settings, config: Path | None) -> FeatureFlags:
     """The FEATURE_* switches from the settings file, the environment and the home's
     features.env, in that order; SIGHUP reads all three again."""
     path = config or Path(os.environ.get("LANCELOT_CONFIG") or DEFAULT_CONFIG)
-    return FeatureFlags(
-        sources=[(str(path), settings_file(path))], store=settings.home / FEATURES_FILE
-    )
+    return owner_switches(settings.home, path)
 
 
 async def serve(settings: Settings, *, mode: str, config: Path | None = None) -> int:

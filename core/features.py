@@ -212,3 +212,10 @@ def _write_private(path: Path, text: str) -> None:
         os.fsync(out.fileno())
     os.replace(tmp, path)
     log.info("feature switches saved to %s", path)
+
+
+def owner_switches(home: Path, config: Path) -> FeatureFlags:
+    """The switches as Lancelot runs them: the settings file's `features:`, the environment,
+    then the home's features.env (the owner's toggles), each overriding the one before.
+    FeatureError (one line naming where) for a value that is neither on nor off."""
+    return FeatureFlags(sources=[(str(config), settings_file(config))], store=home / FEATURES_FILE)

@@ -3,6 +3,7 @@ the web port and the receipt ledger."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import importlib.util
@@ -17,7 +18,7 @@ from bot.home import LOCK_FILE
 from bot.ledger import LEDGER_FILE
 from core.config import Settings
 from core.errors import StorageError, ToolUnavailable
-from core.features import FeatureFlags
+from core.features import FeatureError, FeatureFlags
 
 MB = 1024 * 1024
 
@@ -101,8 +102,9 @@ def check_local_model(settings: Settings) -> list[Finding]:
     from core.llm.model_file import INSTALL_HINT, PACKAGE
 
     name = "local model"
-    if not FeatureFlags().enabled("LOCAL_MODEL"):
-        return [skipped(name, "off (FEATURE_LOCAL_MODEL)")]
+    with contextlib.suppress(FeatureError):  # the switches check reports a bad value
+        if not FeatureFlags().enabled("LOCAL_MODEL"):
+            return [skipped(name, "off (FEATURE_LOCAL_MODEL)")]
     configured = settings.llm.local_model
     if configured is not None and not configured.is_file():
         fix = "set LANCELOT_LOCAL_MODEL to a GGUF file, or unset it"

@@ -24,6 +24,7 @@ from bot.doctor.report import Finding, broken, failed, in_thread, ok, render, to
 from core.config import Settings, load_settings, unknown_environment
 from core.config.loader import DEFAULT_CONFIG
 from core.errors import ConfigError
+from core.features import FeatureError, owner_switches
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_BROKEN = 0, 1
@@ -51,6 +52,13 @@ def _settings(config: Path | None) -> tuple[Settings | None, list[Finding]]:
     path = named or DEFAULT_CONFIG
     where = f"{path} read" if path.is_file() else f"no {path}: the defaults and the environment"
     findings = [ok("settings", where)]
+    try:
+        switches = owner_switches(settings.home, path)
+    except FeatureError as exc:
+        findings.append(failed("switches", str(exc), "set it to true or false (or remove it)"))
+    else:
+        off = [name for name, on in switches.snapshot().items() if not on]
+        findings.append(ok("switches", f"off: {', '.join(off)}" if off else "all on"))
     for warning in unknown_environment():
         findings.append(failed("environment", warning, "rename or remove it", needed=False))
     return settings, findings

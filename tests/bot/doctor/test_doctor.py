@@ -210,6 +210,21 @@ async def test_broken_settings_and_a_busy_port(tmp_path: Path) -> None:
     assert code == 1
 
 
+async def test_a_switch_that_is_neither_on_nor_off_is_named(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "features.env").write_text("FEATURE_CRUSADER=false\n")
+    code, out = await doctor(base_env(tmp_path, FEATURE_AGENT="maybe"), "--json")
+    checks = by_name(json.loads(out))
+    assert checks["switches"]["status"] == "failed"
+    assert "FEATURE_AGENT='maybe'" in checks["switches"]["detail"]
+    assert checks["local model"]["status"] != "failed"  # one bad value, reported once
+    assert code == 1
+    code, out = await doctor(base_env(tmp_path), "--json")
+    assert by_name(json.loads(out))["switches"]["detail"].startswith("off: ")
+    assert "CRUSADER" in by_name(json.loads(out))["switches"]["detail"]  # features.env read
+
+
 async def test_receipts_are_verified_and_a_tampered_ledger_fails(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     _, out = await doctor(env, "--json")
