@@ -130,7 +130,7 @@ class UpdateInbox:
         try:
             async with self._db.execute(sql, params) as cur:
                 return {int(row[0]) for row in await cur.fetchall()}
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError) as exc:  # ValueError: the database was closed
             raise StorageError(
                 f"cannot keep {len(updates)} update(s) from {channel}: {exc}"
             ) from None
@@ -162,7 +162,7 @@ class UpdateInbox:
                 self._since_prune += len(marks.keys)
                 if self._since_prune >= PRUNE_EVERY:
                     await self._prune()
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, ValueError) as exc:  # ValueError: the database was closed
                 error = StorageError(f"cannot mark {len(marks.keys)} update(s) handled: {exc}")
                 marks.written.set_exception(error)
                 marks.written.exception()  # retrieved: waiters see it, nobody else need
