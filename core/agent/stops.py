@@ -84,12 +84,16 @@ class RunningTasks:
 
         quest.asked = waiting
         self._running[quest.trail.quest_id] = task
+        ended = Phase.DONE
         try:
             with task.switch.active():
                 yield task
+        except BaseException:  # a crash (the owner is told by the orchestrator) or shutdown
+            ended = Phase.FAILED
+            raise
         finally:
             self._running.pop(quest.trail.quest_id, None)
-            progress.end(Phase.STOPPED if task.halted else Phase.DONE)
+            progress.end(Phase.STOPPED if task.halted else ended)
 
     def ask_stop(self, task: RunningTask, by: str, via: str, parent_id: str) -> bool:
         """Ask one task to stop (False if it was asked already), with its receipt."""
