@@ -19,7 +19,9 @@ from core.scheduler import JobRunner, Scheduler
 from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel
 
-QUICK = DeliveryPolicy(global_rate=0, group_rate=0, backoff_base=0.05, backoff_cap=0.2, first_attempt_wait=2)
+QUICK = DeliveryPolicy(
+    global_rate=0, group_rate=0, backoff_base=0.05, backoff_cap=0.2, first_attempt_wait=2
+)
 
 
 def write_jobs(path: Path, text: str) -> Path:

@@ -26,7 +26,9 @@ OWNER = DEFAULT_USER_ID
 STRANGER = 6666
 
 # Delivery as in production but without waiting: no pacing, short backoff.
-QUICK = DeliveryPolicy(global_rate=0, group_rate=0, backoff_base=0.02, backoff_cap=0.1, first_attempt_wait=5)
+QUICK = DeliveryPolicy(
+    global_rate=0, group_rate=0, backoff_base=0.02, backoff_cap=0.1, first_attempt_wait=5
+)
 # Short timings; TLS verification off only because the fake speaks plain HTTP on loopback.
 TUNING = TelegramTuning(
     poll_timeout=1,
