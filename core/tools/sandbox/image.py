@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -84,7 +85,10 @@ def build(
     if debootstrap is None:
         raise ToolFailed("debootstrap is not installed (apt-get install debootstrap)")
     if os.geteuid() != 0:
-        raise ToolFailed("building the sandbox image needs root (debootstrap makes a chroot)")
+        raise ToolFailed(
+            "building the sandbox image needs root (debootstrap makes a chroot): run "
+            f"sudo {_this_command()} sandbox build"
+        )
     with tempfile.TemporaryDirectory(prefix="lancelot-sandbox-", dir=workdir) as scratch:
         rootfs = Path(scratch) / "rootfs"
         _bootstrap(debootstrap, rootfs, mirror)
@@ -144,3 +148,11 @@ def import_rootfs(engine: DockerEngine, rootfs: Path, image: str, tarball: Path)
         str(tarball), repository=repository, tag=tag or "latest", changes=CHANGES
     )
     log.info("sandbox build: imported %s", image)
+
+
+def _this_command() -> str:
+    """This program by its full path: sudo's PATH does not have a virtualenv's bin."""
+    program = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if program is not None and program.name == "lancelot" and program.exists():
+        return str(program.resolve())
+    return str(Path(sys.executable).with_name("lancelot"))

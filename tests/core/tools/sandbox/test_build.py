@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,19 @@ def test_the_mirror_comes_from_apt_in_either_format(tmp_path: Path) -> None:
     assert apt_mirror((deb822, one_line)) == "http://mirror.invalid/debian"
     assert apt_mirror((tmp_path / "missing", one_line)) == "http://other.invalid/debian"
     assert apt_mirror((tmp_path / "missing",)) is None
+
+
+def test_without_root_it_names_the_sudo_command_that_works(
+    docker_image: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setenv("LANCELOT_SANDBOX_IMAGE", "lancelot-test-never-built:none")
+    monkeypatch.setattr("sys.argv", [str(Path(sys.executable).with_name("lancelot")), "sandbox"])
+    assert main(["sandbox", "build"]) == 1
+    said = capsys.readouterr().err
+    command = said.split("run sudo ", 1)[1].split()[0]
+    assert Path(command).is_absolute()  # sudo's PATH has no virtualenv
+    assert Path(command).name == "lancelot"
+    assert Path(command).exists()
