@@ -24,11 +24,13 @@ import contextlib
 import datetime as dtm
 import logging
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 
 from telegram import Bot, Update
 from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 from telegram.request import BaseRequest
+from telegram.warnings import PTBUserWarning
 
 from bot.telegram.sender import seconds
 from core.errors import LancelotError
@@ -113,6 +115,7 @@ class Poller:
     async def _poll_forever(self) -> None:
         failures = 0
         while True:
+            skipped: int | None = None  # the last update_id of a batch read one by one
             try:
                 updates = await self._get_updates()
             except RetryAfter as exc:
@@ -126,11 +129,18 @@ class Poller:
                 failures += 1
                 await self._after_failure(exc.message, failures, exc)
                 continue
-            except Exception as exc:  # e.g. an update PTB cannot parse: log it, keep going
-                failures += 1
-                log.exception("telegram: getUpdates returned something unusable")
-                await self._after_failure(type(exc).__name__, failures, None)
-                continue
+            except Exception as exc:  # an update PTB cannot read: take the batch one by one
+                try:
+                    updates, last = await self._readable_updates()
+                except Exception:
+                    failures += 1
+                    log.exception("telegram: getUpdates returned something unusable")
+                    await self._after_failure(type(exc).__name__, failures, None)
+                    continue
+                skipped = last
+                if not updates and last is not None:  # nothing readable: confirm and go on
+                    self._offset = last + 1
+                    continue
             if failures:
                 log.info("telegram: getUpdates works again after %d failure(s)", failures)
                 failures = 0
@@ -145,7 +155,38 @@ class Poller:
                 failures += 1
                 await self._after_failure(f"updates not kept: {exc}", failures, None)
                 continue
-            self._offset = updates[-1].update_id + 1
+            self._offset = max(updates[-1].update_id, skipped or 0) + 1
+
+    async def _readable_updates(self) -> tuple[tuple[Update, ...], int | None]:
+        """The waiting updates read one by one (no wait): an update PTB cannot read (a
+        newer Bot API's shape, a malformed one) is logged by its id and skipped, so it can
+        never hold up every message after it. Also the last update_id seen."""
+        with warnings.catch_warnings():  # PTB would have us use get_updates: it parses all
+            warnings.simplefilter("ignore", PTBUserWarning)
+            raw = await self._bot.do_api_request(
+                "getUpdates",
+                api_kwargs={
+                    "offset": self._offset,
+                    "timeout": 0,
+                    "allowed_updates": ALLOWED_UPDATES,
+                },
+            )
+        readable: list[Update] = []
+        last: int | None = None
+        for item in raw if isinstance(raw, list) else []:
+            update_id = item.get("update_id") if isinstance(item, dict) else None
+            if isinstance(update_id, int):
+                last = update_id if last is None else max(last, update_id)
+            try:
+                update = Update.de_json(item, self._bot)
+            except Exception as exc:  # any shape PTB rejects is skipped
+                log.warning(
+                    "telegram: skipped update %s, unreadable: %s", update_id, type(exc).__name__
+                )
+                continue
+            if update is not None:
+                readable.append(update)
+        return tuple(readable), last
 
     async def _get_updates(self) -> tuple[Update, ...]:
         self._in_request_since = time.monotonic()

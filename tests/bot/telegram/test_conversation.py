@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Button, Card, CardKind
@@ -133,3 +134,22 @@ async def test_unparseable_html_is_resent_as_plain_text(tg: FakeTelegram, tmp_pa
     assert card["parse_mode"] is None
     assert card["plain_text"].startswith("Commands")
     assert [c.status for c in tg.calls if c.method == "sendMessage"] == [400, 200]
+
+
+async def test_an_update_the_library_cannot_read_holds_up_nothing(
+    tg: FakeTelegram, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A malformed update (a newer Bot API's shape, say) is skipped by its id; the owner's
+    messages around it are answered, and it is not fetched again."""
+    async with running(tg, settings_for(tg, tmp_path)) as lancelot:
+        before = len(tg.sent)
+        tg.user_message("/help")
+        tg.enqueue_update({"message": {"message_id": 7, "text": "no chat, no date"}})
+        [answer] = (await tg.wait_for_sent(before + 1))[before:]
+        assert answer["plain_text"].startswith("Commands")
+        again = await lancelot.say("/start")
+        assert again["plain_text"].startswith("Hello, I'm Lancelot")
+        await lancelot.say("/help")
+    # Skipped once: confirmed with the readable one before it, never fetched again.
+    skipped = [r for r in caplog.records if "unreadable" in r.getMessage()]
+    assert len(skipped) == 1
