@@ -37,7 +37,7 @@ async def test_start_and_status_are_answered_in_the_events_own_format(
     assert status.message is None
     [pushed] = [m for m in google.in_space(SPACE) if m.via != "answer"]
     assert any("Uptime" in t or "uptime" in t for t in texts(pushed.body))
-    assert [m.via for m in google.in_space(SPACE)][0] == "answer"  # /start rode on its event
+    assert google.in_space(SPACE)[0].via == "answer"  # /start rode on its event
 
 
 async def test_the_mention_is_not_part_of_the_command(google: FakeGoogle, tmp_path: Path) -> None:
