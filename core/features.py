@@ -56,7 +56,7 @@ def env_file(path: Path) -> Callable[[], Mapping[str, str]]:
     def read() -> Mapping[str, str]:
         try:
             text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no file, or no home to hold one yet
             return {}
         except (OSError, UnicodeDecodeError) as exc:
             raise FeatureError(f"{path}: cannot read: {exc}") from None
