@@ -16,22 +16,26 @@ from core.llm.retry import Unreachable, call_with_retries, error_for_status
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
 
 
+def make_client(config: FlagshipConfig) -> tuple[httpx.AsyncClient, genai.Client]:
+    """A genai client on our own httpx client (returned too: the caller closes it). The SDK's
+    aiohttp session would add its own reconnect loop; retries live in core.llm.retry."""
+    http = httpx.AsyncClient(timeout=config.timeout)
+    options = types.HttpOptions(
+        base_url=config.base_url,
+        timeout=int(config.timeout * 1000),
+        retry_options=types.HttpRetryOptions(attempts=1),
+        httpx_async_client=http,
+    )
+    return http, genai.Client(api_key=config.api_key, http_options=options)
+
+
 class GeminiProvider:
     """generateContent with native function declarations and response_json_schema."""
 
     def __init__(self, config: FlagshipConfig) -> None:
         self.name = config.name
         self._config = config
-        # Our own httpx client: the SDK's aiohttp session would add its own reconnect loop
-        # (retries live in core.llm.retry) and we close what we open.
-        self._http = httpx.AsyncClient(timeout=config.timeout)
-        options = types.HttpOptions(
-            base_url=config.base_url,
-            timeout=int(config.timeout * 1000),
-            retry_options=types.HttpRetryOptions(attempts=1),
-            httpx_async_client=self._http,
-        )
-        self._client = genai.Client(api_key=config.api_key, http_options=options)
+        self._http, self._client = make_client(config)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """Answer one request (ProviderUnavailable after retries, never an SDK error)."""

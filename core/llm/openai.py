@@ -13,19 +13,23 @@ from core.llm.retry import Unreachable, call_with_retries, error_for_status, ret
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCall, Usage
 
 
+def make_client(config: FlagshipConfig) -> openai.AsyncOpenAI:
+    """The openai SDK client for `config`; retries live in core.llm.retry, so its own are off."""
+    return openai.AsyncOpenAI(
+        api_key=config.api_key,
+        base_url=config.base_url,
+        timeout=config.timeout,
+        max_retries=0,
+    )
+
+
 class OpenAIProvider:
     """Chat Completions with native tool calls and `response_format` json_schema."""
 
     def __init__(self, config: FlagshipConfig) -> None:
         self.name = config.name
         self._config = config
-        # Retries live in core.llm.retry, so the SDK's own are off.
-        self._client = openai.AsyncOpenAI(
-            api_key=config.api_key,
-            base_url=config.base_url,
-            timeout=config.timeout,
-            max_retries=0,
-        )
+        self._client = make_client(config)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """Answer one request (ProviderUnavailable after retries, never an SDK error)."""

@@ -10,14 +10,13 @@ import asyncio
 from pathlib import Path
 from typing import Protocol
 
-import httpx
-import openai
-from google import genai
 from google.genai import types
 
 from core.llm.flagship import FlagshipConfig
 from core.llm.gemini import _translate as gemini_errors
+from core.llm.gemini import make_client as gemini_client
 from core.llm.openai import _translate as openai_errors
+from core.llm.openai import make_client as openai_client
 from core.llm.retry import call_with_retries
 
 OPENAI_MODEL = "whisper-1"
@@ -51,12 +50,7 @@ class OpenAITranscriber:
         self.name = config.name
         self._config = config
         self._model = model or OPENAI_MODEL
-        self._client = openai.AsyncOpenAI(
-            api_key=config.api_key,
-            base_url=config.base_url,
-            timeout=config.timeout,
-            max_retries=0,
-        )
+        self._client = openai_client(config)
 
     async def transcribe(self, path: Path, mime: str) -> str:
         """Upload the recording; the text OpenAI heard."""
@@ -80,14 +74,7 @@ class GeminiTranscriber:
     def __init__(self, config: FlagshipConfig) -> None:
         self.name = config.name
         self._config = config
-        self._http = httpx.AsyncClient(timeout=config.timeout)
-        options = types.HttpOptions(
-            base_url=config.base_url,
-            timeout=int(config.timeout * 1000),
-            retry_options=types.HttpRetryOptions(attempts=1),
-            httpx_async_client=self._http,
-        )
-        self._client = genai.Client(api_key=config.api_key, http_options=options)
+        self._http, self._client = gemini_client(config)
 
     async def transcribe(self, path: Path, mime: str) -> str:
         """Send the recording inline; the model's transcript."""
