@@ -96,14 +96,12 @@ class Agent:
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
         chat = f"{event.channel}:{event.chat_id}"
         if self._memory is not None:
-            quest.system = SYSTEM + await self._memory.compile(quest, chat, text)
-            await self._memory.record(chat, "owner", text, receipt_id)
+            quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
             quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
         async with self._track(quest, event.channel, event.chat_id, text) as task:
             card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:
-            await self._memory.done(chat)
             await self._memory.record_reply(chat, card)
             if quest.tools_used:  # a task, not a chat: later alike requests learn from it
                 elapsed = (time.perf_counter() - started) * 1000
@@ -230,7 +228,6 @@ class Agent:
             card = await self._gate.outage(quest, exc)
         else:
             card, _ = await self._gate.reply(quest, answer)
-        await self._memory.done(task.chat)
         await self._memory.record_reply(task.chat, card)
         await self._show(channel, chat_id, card)
 

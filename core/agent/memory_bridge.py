@@ -3,6 +3,8 @@ remembered before each request, and what it keeps of each turn afterwards."""
 
 from __future__ import annotations
 
+import asyncio
+
 from core.agent.quest import Quest
 from core.events import Card
 from core.llm.types import ContextNote
@@ -22,6 +24,15 @@ class ConversationMemory:
     def __init__(self, memory: Memory, budget_tokens: int) -> None:
         self._memory = memory
         self._budget = budget_tokens
+
+    async def begin(self, quest: Quest, chat: str, request: str, receipt_id: str) -> str:
+        """The context for the system prompt (`compile`), read while the owner's request is
+        recorded as the conversation's next turn (the context leaves the request out either
+        way: it goes to the model as the new message)."""
+        async with asyncio.TaskGroup() as both:
+            context = both.create_task(self.compile(quest, chat, request))
+            both.create_task(self.record(chat, "owner", request, receipt_id))
+        return context.result()
 
     async def compile(self, quest: Quest, chat: str, request: str) -> str:
         """The context for the system prompt; a `context_compiled` receipt names what went
@@ -64,18 +75,15 @@ class ConversationMemory:
         """This chat's request waits on an approval: kept, so a restart can resume it."""
         await self._memory.set_task(chat, request, approval_id=approval_id, quest_id=quest_id)
 
-    async def done(self, chat: str) -> None:
-        """The chat's task is answered."""
-        await self._memory.finish_task(chat)
-
     async def task_waiting_on(self, approval_id: str) -> WorkingTask | None:
         """The task a restart left waiting on this approval, if any."""
         return await self._memory.task_waiting_on(approval_id)
 
     async def record_reply(self, chat: str, card: Card) -> None:
-        """The agent's answer, and what its tools did as the receipts show it."""
+        """The chat's task is answered: it ends, and the agent's answer and what its tools
+        did (as the receipts show it) are recorded, in one commit."""
         ran = dict(card.fields).get("Ran")
-        if ran:
-            await self.record(chat, "tool", f"ran: {ran}", None)
         answer = f"{card.title}: {card.body}" if card.body else card.title
-        await self.record(chat, "agent", answer[:MAX_REPLY_CHARS], None)
+        said: list[tuple[Role, str]] = [("tool", f"ran: {ran}")] if ran else []
+        said.append(("agent", answer[:MAX_REPLY_CHARS]))
+        await self._memory.end_turn(chat, said)

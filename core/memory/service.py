@@ -37,8 +37,8 @@ from core.memory.model import (
 from core.memory.quarantine import Quarantine
 from core.memory.screening import MAX_ITEM_CHARS, Screening
 from core.memory.store import MemoryStore
-from core.memory.turns import Conversations
-from core.memory.working import Tasks
+from core.memory.turns import Conversations, insert_query
+from core.memory.working import Tasks, end_query
 from core.receipts.base import ReceiptStore
 from core.receipts.redaction import Redactor
 from core.security.sanitizer import Sanitizer
@@ -217,6 +217,22 @@ class Memory:
     async def task_waiting_on(self, approval_id: str) -> WorkingTask | None:
         """The task waiting on this approval, to resume it (after a restart too)."""
         return await self.tasks.waiting_on(approval_id)
+
+    async def end_turn(self, chat: str, said: Sequence[tuple[Role, str]]) -> None:
+        """The chat's request is answered: its task ends and what was said after it is
+        recorded (secrets masked), in one commit."""
+        at = self._clock.time()
+        conversation = await self.turns.current(chat, at)
+        for role, _ in said:
+            if role not in ROLES:
+                raise ValueError(f"a turn's role is one of {', '.join(ROLES)}, not {role!r}")
+        queries = [end_query(chat)] + [
+            insert_query(chat, conversation, role, self._redactor.text(text), None, at)
+            for role, text in said
+        ]
+        async with self.store.transaction() as writer:
+            for query in queries:
+                await writer.execute(query.sql, query.params)
 
     async def finish_task(self, chat: str) -> WorkingTask | None:
         """End the chat's current task; the task as it ended."""

@@ -28,6 +28,17 @@ def bounded(text: str) -> str:
     return text[: MAX_TURN_CHARS - len(_CUT)] + _CUT
 
 
+def insert_query(
+    chat: str, conversation: int, role: Role, text: str, receipt_id: str | None, at: float
+) -> Query:
+    """Append a turn (already redacted; cut to MAX_TURN_CHARS here)."""
+    return Query(
+        "INSERT INTO memory_turns (chat, conversation, role, text, receipt_id, at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (chat, conversation, role, bounded(text), receipt_id, at),
+    )
+
+
 def recent_query(chat: str, conversation: int, limit: int, *, unsummarised: bool = False) -> Query:
     """The last `limit` turns of a conversation, newest first."""
     only = " AND summarised = 0" if unsummarised else ""
@@ -92,12 +103,8 @@ class Conversations:
         self, chat: str, role: Role, text: str, receipt_id: str | None, at: float
     ) -> None:
         """Append a turn (already redacted) to the chat's current conversation."""
-        conversation = await self.current(chat, at)
-        await self._store.write(
-            "INSERT INTO memory_turns (chat, conversation, role, text, receipt_id, at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (chat, conversation, role, bounded(text), receipt_id, at),
-        )
+        query = insert_query(chat, await self.current(chat, at), role, text, receipt_id, at)
+        await self._store.write(query.sql, query.params)
 
     async def recent(self, chat: str, limit: int) -> list[Turn]:
         """The last `limit` turns of the chat's current conversation, oldest first."""

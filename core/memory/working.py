@@ -35,6 +35,11 @@ def task_query(chat: str) -> Query:
     return Query(f"{_ROW} WHERE chat = ?", (chat,))
 
 
+def end_query(chat: str) -> Query:
+    """End the chat's current task (nothing when it has none)."""
+    return Query("DELETE FROM memory_tasks WHERE chat = ?", (chat,))
+
+
 def parse_task(rows: Sequence[Row]) -> WorkingTask | None:
     """A task_query's task, if any."""
     return _task(rows[0]) if rows else None
@@ -89,7 +94,7 @@ class Tasks:
         """End the chat's task; the task as it ended, if there was one."""
         task = await self.get(chat)
         if task is not None:
-            await self._store.write("DELETE FROM memory_tasks WHERE chat = ?", (chat,))
+            await self._store.write(end_query(chat).sql, end_query(chat).params)
         return task
 
     async def expire(self, older_than: float) -> int:

@@ -115,6 +115,29 @@ async def test_a_fact_read_from_a_file_waits_for_the_owner(lancelot: Stage) -> N
     assert "Friday at noon" in seen.systems[1]
 
 
+async def test_a_turn_is_kept_in_order_and_the_request_is_never_its_own_context(
+    lancelot: Stage,
+) -> None:
+    seen = Seen()
+    lancelot.model(
+        seen.act("write_file", path="/workspace/a.txt", content="one"),
+        final("Created a.txt.", [("write_file", "/workspace/a.txt")]),
+        seen.answer("It holds one."),
+    )
+    await lancelot.say("create a.txt holding one")
+    await lancelot.say("what does a.txt hold?")
+    # The context is read while the request is being recorded: either way it leaves the
+    # request out (it reaches the model once, as the new message).
+    assert "create a.txt holding one" not in seen.systems[0]
+    assert "what does a.txt hold?" not in seen.systems[-1]
+    recent = seen.systems[-1].split("## Recent conversation\n", 1)[1].split("\n\n")[0]
+    assert recent.splitlines() == [
+        "owner: create a.txt holding one",
+        "tool: ran: file.write /workspace/a.txt",  # from its receipt
+        "agent: Done: Created a.txt.",
+    ]
+
+
 async def test_new_stops_earlier_turns_reaching_the_model(lancelot: Stage) -> None:
     seen = Seen()
     lancelot.model(seen.answer("Hello."), seen.answer("Hi again."), seen.answer("Hello."))

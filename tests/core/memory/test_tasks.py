@@ -3,6 +3,8 @@ what was done for a request comes back for a similar one."""
 
 from __future__ import annotations
 
+import pytest
+
 from core.memory import Memory, MemoryStore
 from core.receipts.ledger import SqliteLedger
 from tests.core.memory.conftest import Home
@@ -93,3 +95,27 @@ async def test_the_context_does_not_repeat_the_request_just_recorded(home: Home)
     await memory.record_turn("c1", "owner", "now delete it")
     context = await memory.context("c1", "now delete it", 2000)
     assert dict(context.sections)["Recent conversation"] == "owner: create a.txt\nagent: Done."
+
+
+async def test_the_end_of_a_turn_ends_the_task_and_records_the_answer_in_one_commit(
+    home: Home, ledger: SqliteLedger, clock: CalendarClock
+) -> None:
+    memory = home.memory
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    await memory.set_task("c1", "list the logs", approval_id="ap-1")
+    await memory.end_turn("c1", [("tool", "ran: ls logs"), ("agent", f"Listed them with {key}")])
+    await memory.store.close()
+
+    async with MemoryStore(home.path) as store:
+        again = Memory(store, ledger, clock=clock)
+        assert await again.task("c1") is None
+        said = [(t.role, t.text) for t in await again.conversation("c1")]
+        assert said == [("tool", "ran: ls logs"), ("agent", "Listed them with [REDACTED]")]
+
+
+async def test_a_turn_end_with_a_bad_role_changes_nothing(memory: Memory) -> None:
+    await memory.set_task("c1", "list the logs")
+    with pytest.raises(ValueError, match="system"):
+        await memory.end_turn("c1", [("agent", "fine"), ("system", "no")])  # type: ignore[list-item]
+    assert await memory.task("c1") is not None
+    assert await memory.conversation("c1") == []
