@@ -84,6 +84,10 @@ class RequestVerifier:
         if scheme.lower() != "bearer" or not token.strip():
             raise Unverified("missing")
         token = token.strip()
+        try:  # what cannot even be read is refused before any certificate is fetched
+            jwt.decode(token, verify=False)  # type: ignore[no-untyped-call]
+        except (google_errors.GoogleAuthError, ValueError):
+            raise Unverified("malformed") from None
         certs = await self._certs.get(need=_key_id(token))
         try:
             claims = jwt.decode(  # type: ignore[no-untyped-call]

@@ -76,6 +76,21 @@ async def test_a_missing_or_garbled_header_gets_401(
     assert answer.status == 401
 
 
+@pytest.mark.parametrize("token", ["not.a.jwt", "abc", "e30.e30", "....", "Zm9v.YmFy.YmF6"])
+async def test_a_token_that_cannot_be_read_gets_401_while_certificates_are_unreachable(
+    google: FakeGoogle, tmp_path: Path, token: str
+) -> None:
+    google.certs_down = True  # a 503 would ask the sender to retry what can never pass
+    async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
+        event, _ = lancelot.owner.message_event("/start")
+        answer = await lancelot.owner.post(event, authorization=f"Bearer {token}")
+        refused = await lancelot.receipts("unverified")
+
+    assert answer.status == 401
+    assert [r.action_name for r in refused] == ["malformed"]
+    assert google.cert_fetches == {"chat": 0, "oauth2": 0}
+
+
 async def test_refusals_are_bounded(google: FakeGoogle, tmp_path: Path) -> None:
     async with running(google, settings_for(google, tmp_path / "home")) as lancelot:
         event, _ = lancelot.owner.message_event("/start")
