@@ -1,5 +1,5 @@
 """The `lancelot` command: run, chat, doctor, receipts verify/export, memory export/review,
-soul lint, sandbox build."""
+soul lint, sandbox build, container base."""
 
 from __future__ import annotations
 
@@ -39,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     build = sandbox_cmd.add_parser("build", help="build the sandbox image from Debian packages")
     build.add_argument("--force", action="store_true", help="rebuild even if the image exists")
     build.add_argument("--mirror", help="Debian mirror URL (default: the one apt uses)")
+    container = commands.add_parser("container", help="the container image's tools")
+    container_cmd = container.add_subparsers(dest="container_command", required=True)
+    base = container_cmd.add_parser(
+        "base", help="make the Dockerfile's Python base image from Debian packages"
+    )
+    base.add_argument("--force", action="store_true", help="rebuild even if the image exists")
+    base.add_argument("--mirror", help="Debian mirror URL (default: the one apt uses)")
     return parser
 
 
@@ -84,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.sandbox import build_image
 
             return build_image(settings, force=args.force, mirror=args.mirror)
+        if args.command == "container":
+            from bot.container import build_base
+
+            return build_base(force=args.force, mirror=args.mirror or settings.sandbox.mirror)
         from bot.runner import serve
 
         return asyncio.run(serve(settings, mode=args.command, config=args.config))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from core.tools.sandbox.debian import prune
 from core.tools.sandbox.image import apt_mirror, prepare_rootfs
 
 
@@ -33,6 +34,7 @@ def test_rootfs_gets_the_sandbox_users_and_a_mount_point(tmp_path: Path) -> None
     (rootfs / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (rootfs / "etc/group").write_text("root:x:0:\n")
     (rootfs / "usr/share/doc/pkg").mkdir(parents=True)
+    prune(rootfs)
     prepare_rootfs(rootfs)
     passwd = (rootfs / "etc/passwd").read_text()
     assert "sandbox:x:10001:10001:" in passwd
