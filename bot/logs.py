@@ -33,7 +33,8 @@ class RedactingFormatter(logging.Formatter):
 
 
 def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool) -> None:
-    """Log to home/logs/lancelot.log; to stderr too (warnings only when `quiet`, for chat)."""
+    """Log to home/logs/lancelot.log; to stderr too (errors only when `quiet`: the console
+    conversation is not interleaved with warnings, which the log file keeps)."""
     fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
     formatter = RedactingFormatter(redactor, fmt)
     root = logging.getLogger()
@@ -41,7 +42,7 @@ def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool
         root.removeHandler(handler)
     root.setLevel(level)
     stderr = logging.StreamHandler()
-    stderr.setLevel(logging.WARNING if quiet else level)
+    stderr.setLevel(logging.ERROR if quiet else level)
     stderr.setFormatter(formatter)
     root.addHandler(stderr)
     try:

@@ -59,6 +59,17 @@ class ToolFailed(LancelotError):
     """A tool ran and failed."""
 
 
+class NoToolAvailable(ToolFailed):
+    """Every provider of a capability declined before doing anything; `reasons` holds
+    (provider, why) for each, best provider first."""
+
+    def __init__(self, capability: str, reasons: tuple[tuple[str, str], ...]) -> None:
+        said = "; ".join(f"{name}: {why}" for name, why in reasons)
+        super().__init__(f"no provider of {capability} is available ({said})")
+        self.capability = capability
+        self.reasons = reasons
+
+
 class ToolUnavailable(TransientError):
     """A tool provider cannot serve right now (engine down, feature off); another may."""
 

@@ -88,8 +88,15 @@ def outcome_card(
         lines.append(note)
     return Card(
         kind=CardKind.APPROVAL,
-        title=title or state.value.capitalize(),
+        title=title or _outcome_title(approval),
         body="\n".join(lines),
         buttons=buttons,
         correlation_id=approval.card_id,
     )
+
+
+def _outcome_title(approval: Approval) -> str:
+    """The state, except an approved action that could not start says so (not "Executed")."""
+    if approval.state is ApprovalState.EXECUTED and (approval.result or "").startswith("Not run"):
+        return "Not run"
+    return approval.state.value.capitalize()

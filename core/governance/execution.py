@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
+from core.errors import NoToolAvailable, PolicyDenied, ToolFailed, ToolUnavailable
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
@@ -141,6 +141,8 @@ class Executor:
         except (PolicyDenied, PermissionError) as exc:
             result, error, text = None, str(exc), f"Refused by governance: {exc}"
             refused = True
+        except NoToolAvailable as exc:
+            result, error, text = None, str(exc), not_run_text(exc)
         except (ToolFailed, ToolUnavailable) as exc:
             result, error, text = None, str(exc), f"Failed: {exc}"
         if snapshot is not None and self._journal is not None:
@@ -237,3 +239,20 @@ class Executor:
         else:
             self._ledger.append(receipt)
         return receipt.id
+
+
+# What the owner knows each shell provider as.
+PROVIDER_NAMES = {
+    "docker": "the sandbox",
+    "docker_dry_run": "the sandbox's dry run",
+    "host": "this machine",
+    "safe_repl": "the built-in shell",
+}
+
+
+def not_run_text(exc: NoToolAvailable) -> str:
+    """Why nothing ran, provider by provider, in the owner's words, and where to look."""
+    lines = ["Not run: nothing here can run it right now."]
+    lines += [f"- {PROVIDER_NAMES.get(name, name)}: {why}" for name, why in exc.reasons]
+    lines.append("`lancelot doctor` on the machine Lancelot runs on says what to fix.")
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
-from core.errors import PolicyDenied, ToolFailed, ToolUnavailable
+from core.errors import NoToolAvailable, PolicyDenied, ToolFailed, ToolUnavailable
 from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
 
@@ -102,7 +102,7 @@ class ToolRouter:
                     message=f"safe mode allows only local sandbox tools; {action.capability} "
                     "has none",
                 )
-        skipped: list[str] = []
+        skipped: list[tuple[str, str]] = []
         for route in routes:
             reason = await self._check(route)
             if reason is None:
@@ -112,11 +112,11 @@ class ToolRouter:
                     reason = str(exc)
                     self._health[route.runner.name] = (self._clock(), reason)
                 else:
-                    fallback = "; ".join(skipped) or None
+                    fallback = "; ".join(f"{name}: {why}" for name, why in skipped) or None
                     return replace(result, provider=route.runner.name, fallback=fallback)
             log.warning("tool provider %s skipped: %s", route.runner.name, reason)
-            skipped.append(f"{route.runner.name}: {reason}")
-        raise ToolFailed(f"no provider of {action.capability} is available ({'; '.join(skipped)})")
+            skipped.append((route.runner.name, reason))
+        raise NoToolAvailable(action.capability, tuple(skipped))
 
     async def health(self) -> str | None:
         """For the health monitor: capabilities no provider can serve right now."""

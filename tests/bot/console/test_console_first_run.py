@@ -97,3 +97,51 @@ def test_chat_reads_requests_from_a_file(tmp_path: Path) -> None:
     assert "Status" in result.stdout
     assert "/status - uptime" in result.stdout
     assert f"Receipts and health on http://127.0.0.1:{port}" in result.stdout
+
+
+async def test_run_without_the_sandbox_says_why_it_did_not_run_and_logs_stay_in_the_log(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "GCHAT_"))}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env.update(
+        LANCELOT_HOME=str(tmp_path / "home"),
+        LANCELOT_WEB_PORT=str(port),
+        DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock",  # a machine without Docker
+    )
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "chat",
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO,
+    )  # fmt: skip
+    assert chat.stdin is not None
+    assert chat.stdout is not None
+    assert chat.stderr is not None
+    seen: list[str] = []
+
+    async def until(text: str) -> None:
+        while not any(text in line for line in seen):
+            line = await asyncio.wait_for(chat.stdout.readline(), 60)  # type: ignore[union-attr]
+            assert line, "".join(seen)
+            seen.append(line.decode())
+
+    try:
+        chat.stdin.write(b"/run echo hi > b.txt\n")
+        await until("[1] Approve")
+        chat.stdin.write(b"1\n")
+        await until("lancelot doctor")
+    finally:
+        chat.stdin.close()
+        errors = (await asyncio.wait_for(chat.stderr.read(), 60)).decode()
+        await asyncio.wait_for(chat.wait(), 60)
+    shown = "".join(seen)
+    assert "[approval] Not run" in shown
+    assert "Not run: nothing here can run it right now." in shown
+    assert "- the sandbox: " in shown
+    assert "- this machine: host execution is off" in shown
+    assert "Executed" not in shown
+    assert "WARNING" not in errors  # warnings go to the log file
+    assert "WARNING" not in shown
+    assert "tool provider docker skipped" in (tmp_path / "home/logs/lancelot.log").read_text()
+    assert not (tmp_path / "home/workspace/b.txt").exists()
