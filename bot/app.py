@@ -20,6 +20,7 @@ from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
 from bot.memory import wire_memory
+from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app, owner_zone
@@ -255,8 +256,11 @@ async def _wire(
         status_buttons=kernel.status_buttons,
     ).register()
     wire_features(kernel)
-    router = await wire_models(kernel, redactor_for(settings))
+    saved = await saved_onboarding(kernel)
+    chosen = (await saved.load()).provider  # the owner's choice in chat wins
+    router = await wire_models(kernel, redactor_for(settings), chosen)
     memory = await wire_memory(kernel, redactor_for(settings))
+    onboarding = await wire_onboarding(kernel, saved, router, memory)
     governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
@@ -264,7 +268,7 @@ async def _wire(
     files = await wire_files(kernel, governance)
     agent_models = models or router
     agent = wire_agent(kernel, agent_models, governance, agent_limits, memory)
-    timed = await wire_scheduler(kernel, governance, skill_runner, clock, memory)
+    timed = await wire_scheduler(kernel, governance, skill_runner, clock, memory, onboarding)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

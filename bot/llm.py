@@ -33,16 +33,17 @@ def local_provider(app: Kernel) -> LocalProvider | None:
     )
 
 
-async def wire_models(app: Kernel, redactor: Redactor) -> Router:
+async def wire_models(app: Kernel, redactor: Redactor, chosen: str | None = None) -> Router:
     """Build the router from the settings; register /usage, a health check, a status line.
 
     The local model loads on its first use, never at startup. `redactor` knows every
-    configured secret: nothing the model is sent carries one.
+    configured secret: nothing the model is sent carries one. `chosen` is the provider the
+    owner chose in chat: it wins over LANCELOT_PROVIDER while its key is set.
     """
     llm = app.settings.llm
     book = UsageBook(app.state)
     await book.setup()
-    choice = choose_flagship(llm)
+    choice = choose_flagship(llm, chosen)
     flagship = None
     if choice.config is not None:
         provider = LazyProvider(choice.config)
@@ -67,6 +68,17 @@ async def wire_models(app: Kernel, redactor: Redactor) -> Router:
 
     app.health.register("models", partial(_health, local, choice), optional=True)
     return router
+
+
+def switch_provider(app: Kernel, router: Router, name: str) -> None:
+    """Think with provider `name` from now on (it has a key; the owner chose it in chat)."""
+    choice = choose_flagship(app.settings.llm, name)
+    config = choice.config
+    if config is None or config.name != name or router.flagship_name == name:
+        return
+    provider = LazyProvider(config)
+    app.stack.push_async_callback(provider.aclose)
+    router.use_flagship(Flagship(provider, config))
 
 
 async def _health(local: LocalProvider | None, choice: FlagshipChoice) -> str | None:

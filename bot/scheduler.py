@@ -19,6 +19,7 @@ from core.health.card import register_health_command
 from core.health.checks import delivery_check, disk_check, scheduler_check
 from core.health.snapshot import LOCAL_MODEL_CHECK
 from core.memory import Memory
+from core.onboarding import Onboarding
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.chat_jobs import ChatJobs
@@ -42,9 +43,27 @@ class SchedulerKit:
     alerts: HealthAlerts
 
 
-def _onboarding(kit: GovernanceKit | None) -> str:
-    """READY once the settings and the Soul are loaded (the settings are, if we got here)."""
-    return READY if kit is not None else "SOUL_NOT_LOADED"
+def _gate(kit: GovernanceKit | None, onboarding: Onboarding | None) -> str:
+    """READY once the settings and the Soul are loaded (the settings are, if we got here) and
+    onboarding is not under way (not started, done or skipped); else what holds work back."""
+    if kit is None:
+        return "SOUL_NOT_LOADED"
+    if onboarding is not None and not onboarding.progress.settled:
+        return onboarding.label()
+    return READY
+
+
+def _state(kit: GovernanceKit | None, onboarding: Onboarding | None) -> str:
+    """What /health shows: onboarding's own state (or why nothing can run)."""
+    if kit is None:
+        return "SOUL_NOT_LOADED"
+    return onboarding.label() if onboarding is not None else READY
+
+
+def _zone(onboarding: Onboarding | None, default: str | None) -> str | None:
+    """The timezone the owner chose in chat, else the settings'."""
+    chosen = onboarding.progress.timezone if onboarding is not None else None
+    return chosen or default
 
 
 async def wire_scheduler(
@@ -53,6 +72,7 @@ async def wire_scheduler(
     skills: SkillRunner | None,
     clock: Clock | None = None,
     memory: Memory | None = None,
+    onboarding: Onboarding | None = None,
 ) -> SchedulerKit:
     """Build the scheduler, the digest, the health checks and alerts on the kernel; the
     scheduler starts catching up and firing once the app is marked ready (channels
@@ -62,7 +82,8 @@ async def wire_scheduler(
     Raises ConfigError (one line, exit 2) for a broken scheduler.yaml.
     """
     conf = app.settings.scheduler
-    specs = load_jobs(conf.jobs_file, timezone=conf.timezone, digest_time=conf.digest_time)
+    zone = _zone(onboarding, conf.timezone)
+    specs = load_jobs(conf.jobs_file, timezone=zone, digest_time=conf.digest_time)
     controlled = isinstance(clock, WallClock)
     wall: WallClock = clock if isinstance(clock, WallClock) else SystemWallClock()
 
@@ -75,7 +96,7 @@ async def wire_scheduler(
         return governance.keeper() if governance is not None else None
 
     gates = Gates(
-        lambda: _onboarding(governance),
+        lambda: _gate(governance, onboarding),
         local_model,
         soul,
         enabled=lambda: app.features.enabled("SCHEDULER"),
@@ -88,9 +109,9 @@ async def wire_scheduler(
     await app.stack.enter_async_context(scheduler)
     app.status_fields["Scheduler"] = lambda: "running" if scheduler.running else "not running"
     approvals = governance.approval_store if governance is not None else None
-    chat = await _chat_jobs(app, scheduler, wall, soul, governance)
+    chat = await _chat_jobs(app, scheduler, wall, soul, governance, onboarding)
     _register_jobs(app, scheduler, store, wall, skills, approvals, memory, chat)
-    alerts = await _watch_health(app, scheduler, wall, governance)
+    alerts = await _watch_health(app, scheduler, wall, governance, onboarding)
     starter = app.tasks.spawn(_start_when_ready(app, scheduler), name="scheduler-start")
     app.stack.push_async_callback(_cancel, starter)
     return SchedulerKit(scheduler, alerts)
@@ -143,13 +164,22 @@ async def _chat_jobs(
     wall: WallClock,
     soul: Callable[[], Soul | None],
     governance: GovernanceKit | None,
+    onboarding: Onboarding | None,
 ) -> tuple[ChatJobs, JobProposals]:
     """Jobs created from chat (kept ones scheduled again), /remind, and the agent's
-    schedule.propose tool (governed, so only with the Soul loaded)."""
+    schedule.propose tool (governed, so only with the Soul loaded). Reminders and quiet
+    hours follow the timezone the owner chose in chat as soon as it is chosen."""
     conf = app.settings.scheduler
-    chat = ChatJobs(scheduler, app.bus, app.ledger, wall, soul)
+    default = owner_timezone(conf.jobs_file, conf.timezone)
+
+    def zone() -> str:
+        return _zone(onboarding, None) or default
+
+    def owner_soul() -> Soul | None:
+        return _quiet_in(soul(), _zone(onboarding, None))
+
+    chat = ChatJobs(scheduler, app.bus, app.ledger, wall, owner_soul)
     await chat.load()
-    zone = owner_timezone(conf.jobs_file, conf.timezone)
     proposals = JobProposals(chat, app.tokens, app.bus, app.ledger, wall, zone)
     proposals.register(app.commands)
     if governance is not None:
@@ -158,13 +188,29 @@ async def _chat_jobs(
     return chat, proposals
 
 
+def _quiet_in(soul: Soul | None, zone: str | None) -> Soul | None:
+    """The Soul with its quiet hours read in the owner's chosen timezone."""
+    if soul is None or zone is None:
+        return soul
+    bounds = soul.scheduling_boundaries
+    quiet = bounds.quiet_hours
+    if quiet is None or quiet.timezone == zone:
+        return soul
+    timed = bounds.model_copy(update={"quiet_hours": quiet.model_copy(update={"timezone": zone})})
+    return soul.model_copy(update={"scheduling_boundaries": timed})
+
+
 async def _watch_health(
-    app: Kernel, scheduler: Scheduler, wall: WallClock, governance: GovernanceKit | None
+    app: Kernel,
+    scheduler: Scheduler,
+    wall: WallClock,
+    governance: GovernanceKit | None,
+    onboarding: Onboarding | None,
 ) -> HealthAlerts:
     conf = app.settings.scheduler
     health = app.health
     health.set_interval(conf.health_interval_seconds)
-    health.onboarding_state = lambda: _onboarding(governance)
+    health.onboarding_state = lambda: _state(governance, onboarding)
     health.scheduler_status = lambda: (scheduler.running, scheduler.last_tick_at)
     health.register("disk", disk_check(app.home, conf.disk_min_free_mb))
     health.register("scheduler", scheduler_check(scheduler))

@@ -192,6 +192,11 @@ class Orchestrator:
         return taken.annotate(card) if card is not None else None
 
     async def _dispatch(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
+        interceptor = self._commands.interceptor
+        if interceptor is not None and parse_command(text) is None:
+            taken = await interceptor(event, text, receipt_id)  # onboarding's answers
+            if taken is not None:
+                return taken
         parsed = parse_command(text) or self._commands.parse_word(text)
         if parsed is None:
             free_text = self._free_text or self._commands.free_text_handler

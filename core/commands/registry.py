@@ -58,6 +58,9 @@ CommandHandler = Callable[[CommandContext], Awaitable[Card | None]]
 PressHandler = Callable[[PressContext], Awaitable[Card | None]]
 # Free text (not a command): (event, cleaned text, inbound receipt id) -> reply card.
 FreeTextHandler = Callable[[Inbound, str, str], Awaitable[Card]]
+# A conversation that takes plain messages first while it runs (onboarding): its reply card,
+# or None to let the message go on to the words and the free-text handler as usual.
+Interceptor = Callable[[Inbound, str, str], Awaitable[Card | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,7 @@ class CommandRegistry:
         self._commands: dict[str, Command] = {}
         self._actions: dict[str, PressHandler] = {}
         self._free_text: FreeTextHandler | None = None
+        self._interceptor: Interceptor | None = None
         self._words: dict[str, tuple[str, str]] = {}
         self._frozen = False
 
@@ -125,6 +129,16 @@ class CommandRegistry:
         """Register who answers messages that are not commands (the agent)."""
         self._check_open("the free-text handler")
         self._free_text = handler
+
+    def intercept(self, handler: Interceptor) -> None:
+        """Register the conversation that sees plain messages (not commands) first."""
+        self._check_open("the interceptor")
+        self._interceptor = handler
+
+    @property
+    def interceptor(self) -> Interceptor | None:
+        """The registered interceptor, if any."""
+        return self._interceptor
 
     @property
     def free_text_handler(self) -> FreeTextHandler | None:

@@ -34,8 +34,16 @@ def no_provider_answer(problem: str | None = None) -> str:
     )
 
 
-def choose_flagship(llm: LLMSettings) -> FlagshipChoice:
-    """LANCELOT_PROVIDER if its key is set, else the first provider that has a key."""
+def keyed_providers(llm: LLMSettings) -> tuple[str, ...]:
+    """The providers that have a key, in the order "the first with a key" looks."""
+    return tuple(name for name in FLAGSHIPS if _key(llm, name) is not None)
+
+
+def choose_flagship(llm: LLMSettings, chosen: str | None = None) -> FlagshipChoice:
+    """The owner's choice (made in chat) if its key is set; else LANCELOT_PROVIDER if its key
+    is set; else the first provider that has a key."""
+    if chosen in FLAGSHIPS and _key(llm, chosen) is not None:
+        return FlagshipChoice(_config(llm, chosen))
     if llm.provider is not None:
         if _key(llm, llm.provider) is None:
             key = KEY_NAMES[llm.provider]
@@ -93,18 +101,29 @@ def _key(llm: LLMSettings, name: str) -> str | None:
 
 
 def _config(llm: LLMSettings, name: str) -> FlagshipConfig:
+    retry = RetryPolicy(
+        attempts=llm.max_attempts,
+        base_delay=llm.retry_base_seconds,
+        timeout=llm.timeout_seconds + 5,
+    )
+    config = flagship_config(llm, name, timeout=llm.timeout_seconds, retry=retry)
+    assert config is not None
+    return config
+
+
+def flagship_config(
+    llm: LLMSettings, name: str, *, timeout: float, retry: RetryPolicy
+) -> FlagshipConfig | None:
+    """Provider `name` as the settings describe it, or None when it has no key."""
     key = _key(llm, name)
-    assert key is not None
+    if key is None:
+        return None
     return FlagshipConfig(
         name=name,
         api_key=key,
         fast_model=getattr(llm, f"{name}_fast_model"),
         deep_model=getattr(llm, f"{name}_deep_model"),
         base_url=getattr(llm, f"{name}_base_url"),
-        timeout=llm.timeout_seconds,
-        retry=RetryPolicy(
-            attempts=llm.max_attempts,
-            base_delay=llm.retry_base_seconds,
-            timeout=llm.timeout_seconds + 5,
-        ),
+        timeout=timeout,
+        retry=retry,
     )

@@ -78,6 +78,11 @@ class Router:
         if isinstance(local, LocalProvider):
             local.warm()
 
+    def use_flagship(self, flagship: Flagship) -> None:
+        """Think with this flagship from now on (the owner chose it during onboarding)."""
+        self._flagship = flagship
+        self.no_flagship_reason = None
+
     @property
     def flagship_name(self) -> str | None:
         """ "openai", "anthropic", "gemini", or None."""

@@ -105,6 +105,12 @@ class Redactor:
         return masked
 
 
+def holds_credential(text: str) -> bool:
+    """Whether `text` carries a well-known credential shape (a provider's API key, a bot
+    token, a private key, ...): what a message must not bring into the chat history."""
+    return _may_hold_secret(text) and _SHAPES.search(text) is not None
+
+
 def _may_hold_secret(text: str) -> bool:
     """False only for text none of the patterns can match (see _MARKS)."""
     if not text.isascii():

@@ -5,6 +5,7 @@ one button per reading; a time already past is refused."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,14 +65,20 @@ class JobProposals:
         bus: Bus,
         ledger: ReceiptStore,
         wall: WallClock,
-        zone: str,
+        zone: str | Callable[[], str],
     ) -> None:
+        """`zone`: the owner's timezone, or a function giving it at each use (it can be
+        chosen in chat while Lancelot runs)."""
         self._jobs = jobs
         self._tokens = tokens
         self._bus = bus
         self._ledger = ledger
         self._wall = wall
-        self._zone = zone
+        self._zone_of = zone
+
+    @property
+    def _zone(self) -> str:
+        return self._zone_of() if callable(self._zone_of) else self._zone_of
 
     def register(self, registry: CommandRegistry) -> None:
         """/remind and the Create, Cancel and pick buttons (/jobs new comes through

@@ -1,14 +1,22 @@
-"""The inbound gate: size, binary junk, rate limit and the sanitizer, in that order."""
+"""The inbound gate: size, binary junk, rate limit, credentials and the sanitizer, in that order."""
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
 
+from core.receipts.redaction import holds_credential
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
 
 JUNK_RATIO = 0.3
+KEY_IN_CHAT = (
+    "That message holds what looks like a key or token, so I did not take it: whatever is "
+    "typed here stays in the chat history (and my records would keep it). Please delete it "
+    "from the chat and rotate it if it is real. Model keys come from the environment "
+    "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) or from `lancelot setup` in the "
+    "terminal where Lancelot runs."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +96,8 @@ class InputGate:
             )
         if looks_binary(text):
             return GateResult(False, "", "binary", "That looks like binary data, not text.")
+        if holds_credential(text):
+            return GateResult(False, "", "credential", KEY_IN_CHAT)
         verdict = self._sanitizer.check(text)
         if not verdict.allowed:
             return GateResult(

@@ -18,6 +18,7 @@ from core.governance import approvals, crusader
 from core.health import alert_state
 from core.llm import usage
 from core.memory import schema as memory_schema
+from core.onboarding import store as onboarding
 from core.receipts import schema as ledger
 from core.receipts.base import ReceiptQuery
 from core.scheduler import store as scheduler_store
@@ -42,6 +43,7 @@ STATE_DB = (
     registry.SCHEMA,
     proposals.SCHEMA,
     alert_state.SCHEMA,
+    onboarding.SCHEMA,
 )
 FILES = {
     "ledger.db": ledger.SCHEMA,
@@ -63,6 +65,7 @@ RELEASED = {
     "health_alerts": ["6ec41ffb19875798"],
     "skills": ["4f94f98c1683ddfe"],
     "skill_proposals": ["66d1270fa8fac9c7"],
+    "onboarding": ["1516d8131ea40bfa"],
     "scheduler": ["c431f7a7d468fd6b", "20dc5d7a3079eb6e", "dbb06b5dace40dfa"],
     "ledger": ["d786dbb1341b0d89"],
     "memory": ["7f0594a71383aef3"],

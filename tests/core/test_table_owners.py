@@ -30,6 +30,7 @@ OWNERS = {
     "skills": "core/skills/registry.py",
     "skill_proposals": "core/skills/proposals.py",
     "health_alert_state": "core/health/alert_state.py",
+    "onboarding": "core/onboarding/store.py",
     "scheduler_jobs": "core/scheduler/store.py",
     "scheduler_runs": "core/scheduler/store.py",
     "scheduler_marks": "core/scheduler/store.py",

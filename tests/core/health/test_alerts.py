@@ -154,7 +154,7 @@ async def test_health_card_and_readiness_json(tmp_path: Path) -> None:
             body = await ready.json()
         assert ready.status == 200
         assert body["ready"] is True
-        assert body["onboarding_state"] == "READY"
+        assert body["onboarding_state"] == "NOT_STARTED"  # nobody has begun: jobs may run
         assert body["local_llm_ready"] is None
         assert body["scheduler_running"] is True
         assert body["last_scheduler_tick_at"] == "2026-11-23T09:00:00+00:00"
@@ -169,7 +169,7 @@ async def test_health_card_and_readiness_json(tmp_path: Path) -> None:
         card = await say(app, phone, "/health")
         assert card.title == "Health: ready"
         assert dict(card.fields)["Scheduler"] == "running"
-        assert dict(card.fields)["Onboarding"] == "READY"
+        assert dict(card.fields)["Onboarding"] == "NOT_STARTED"
 
 
 async def test_concurrent_ticks_still_give_one_alert(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from core.events import CardKind
 from core.scheduler import JobContext
 from tests.fakes.calendar import CalendarClock, utc
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import tap
+from tests.fakes.owner import say, tap
 from tests.fakes.scheduled_app import receipts, scheduled_app, scheduler, write_jobs
 
 JOBS = """
@@ -117,3 +117,36 @@ async def test_nothing_runs_before_onboarding_is_ready(tmp_path: Path) -> None:
         assert ran == []
         skipped = await receipts(app, "scheduled_job_skipped")
         assert set(_gates(skipped).values()) == {"onboarding"}
+
+
+async def test_work_waits_while_onboarding_is_under_way(tmp_path: Path) -> None:
+    """Not started (set up by hand): jobs run. Begun: they wait, with a receipt naming the
+    step. Done (or skipped): they run again."""
+    clock = CalendarClock(utc(2026, 11, 23, 9, 0, 30))
+    ran: list[str] = []
+
+    async def count(ctx: JobContext) -> str:
+        ran.append(ctx.job)
+        return "counted"
+
+    phone = MemoryChannel()
+    jobs = write_jobs(
+        tmp_path / "jobs.yaml", "  plain:\n    run: builtin:count\n    every_seconds: 60\n"
+    )
+    async with scheduled_app(
+        tmp_path / "home", clock, jobs, channels=(phone,), runners={"builtin:count": count}
+    ) as app:
+        clock.advance(60)
+        await scheduler(app).run_pending()
+        assert ran == ["plain"]
+        await say(app, phone, "/start")
+        clock.advance(60)
+        await scheduler(app).run_pending()
+        assert ran == ["plain"]
+        [skipped] = await receipts(app, "scheduled_job_skipped")
+        assert json.loads(skipped.metadata)["gate"] == "onboarding"
+        assert "step 1 of 4 (your name)" in skipped.outputs
+        await say(app, phone, "skip")
+        clock.advance(60)
+        await scheduler(app).run_pending()
+        assert ran == ["plain", "plain"]

@@ -1,0 +1,80 @@
+"""Wires onboarding in chat into a Lancelot: its store, the live key checks, the router's
+provider, the name in memory, the channels step, and /start."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from bot.kernel import Kernel
+from bot.llm import switch_provider
+from core.llm.key_check import KeyCheck, check_key
+from core.llm.providers import keyed_providers
+from core.llm.router import Router
+from core.memory import Memory
+from core.memory.blocks import Block
+from core.memory.model import Provenance
+from core.onboarding import ChannelNote, Onboarding, OnboardingStore, Seams
+from core.scheduler.config import owner_timezone
+
+KEY_CHECK_SECONDS = 10.0
+CHANNELS = (
+    ("telegram", "Telegram", "set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID, then restart me"),
+    ("gchat", "Google Chat", "set GCHAT_AUDIENCE and GCHAT_OWNER_EMAIL, then restart me"),
+)
+NAME_LINE = "Call the owner "
+
+
+async def saved_onboarding(app: Kernel) -> OnboardingStore:
+    """The onboarding store, its table current (read before the router is built: the owner's
+    provider choice wins over LANCELOT_PROVIDER)."""
+    store = OnboardingStore(app.state)
+    await store.setup()
+    return store
+
+
+async def wire_onboarding(
+    app: Kernel, store: OnboardingStore, router: Router, memory: Memory | None
+) -> Onboarding:
+    """The onboarding conversation, registered on the kernel's commands (/start, the
+    plain messages while it runs, its buttons)."""
+    conf = app.settings.scheduler
+    seams = Seams(
+        keyed=lambda: keyed_providers(app.settings.llm),
+        check_key=partial(_check, app),
+        use_provider=partial(switch_provider, app, router),
+        provider=lambda: router.flagship_name,
+        remember_name=partial(_remember_name, memory),
+        default_timezone=owner_timezone(conf.jobs_file, conf.timezone),
+        channels=partial(_channels, app),
+    )
+    onboarding = Onboarding(store, seams, app.bus, app.tokens, app.ledger)
+    await onboarding.setup()
+    onboarding.register(app.commands)
+    app.status_fields["Onboarding"] = onboarding.label
+    return onboarding
+
+
+async def _check(app: Kernel, provider: str) -> KeyCheck:
+    return await check_key(app.settings.llm, provider, KEY_CHECK_SECONDS)
+
+
+async def _remember_name(memory: Memory | None, name: str) -> None:
+    """The name in the core block about the owner, which the agent always sees (its other
+    lines kept)."""
+    if memory is None:
+        return
+    current = (await memory.blocks()).get(Block.HUMAN)
+    lines = [ln for ln in (current.text if current else "").splitlines() if ln.strip()]
+    kept = [ln for ln in lines if not ln.startswith(NAME_LINE)]
+    text = "\n".join([f"{NAME_LINE}{name}.", *kept])
+    await memory.set_block(Block.HUMAN, text, provenance=Provenance.SYSTEM)
+
+
+def _channels(app: Kernel, current: str) -> tuple[ChannelNote, ...]:
+    """Telegram and Google Chat besides the one in use: attached, or what to set."""
+    attached = {channel.name for channel in app.bus.channels}
+    return tuple(
+        ChannelNote(name, label, name in attached, hint)
+        for name, label, hint in CHANNELS
+        if name != current
+    )
