@@ -6,6 +6,7 @@ from bot.governance import GovernanceKit
 from bot.kernel import Kernel
 from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
+from core.agent.budget_hold import BudgetHold
 from core.agent.file_tools import send_file_tool
 from core.agent.memory_tools import memory_tools
 from core.agent.progress import STOP, ProgressTuning
@@ -14,6 +15,7 @@ from core.agent.schedule_tools import propose_job_tool
 from core.agent.stops import RunningTasks
 from core.agent.web_tools import web_tools
 from core.agent.workspace_tools import default_tools
+from core.llm.budget import Budget
 from core.llm.types import ModelRouter
 from core.memory import Memory
 from core.tools.workspace import Workspace
@@ -25,12 +27,14 @@ def wire_agent(
     kit: GovernanceKit | None,
     limits: AgentLimits | None = None,
     memory: Memory | None = None,
+    budget: Budget | None = None,
 ) -> Agent:
     """Register the agent as the kernel's free-text handler and its Carry it out button.
 
     Its tools act through governance (`kit`); without it (FEATURE_SOUL off) the model gets
     no way to act, only to answer. With `memory`, it sees the chat's conversation and what
-    was remembered, and may remember, recall and forget.
+    was remembered, and may remember, recall and forget. With a spending `budget` capped,
+    a request that finds it used up is held behind a card that asks first.
     """
     gateway = kit.gateway if kit is not None else None
     tools = default_tools(Workspace(app.home / "workspace"))
@@ -44,6 +48,7 @@ def wire_agent(
     if kit is not None:  # served by the scheduler's schedule.propose provider
         tools.add(propose_job_tool())
     running = RunningTasks(app.bus, app.ledger, app.tokens, app.tasks, _progress(app))
+    limits = limits or AgentLimits(local_answers=app.settings.llm.local_model is not None)
     agent = Agent(
         models,
         tools,
@@ -51,12 +56,16 @@ def wire_agent(
         app.bus,
         app.ledger,
         app.features,
-        limits or AgentLimits(local_answers=app.settings.llm.local_model is not None),
+        limits,
         tokens=app.tokens,
         memory=agent_memory(app, memory),
         running=running,
     )
-    app.commands.free_text(agent.handle)
+    if budget is not None and budget.caps.capped:
+        hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
+        hold.register(app.commands)
+    else:
+        app.commands.free_text(agent.handle)
     if kit is not None:  # an approved step whose request a restart stopped: answer it
         kit.approvals.when_unwaited(agent.resume)
     app.commands.action(CARRY_OUT, agent.carry_out)

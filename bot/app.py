@@ -267,8 +267,10 @@ async def _wire(
         skill_runner = await wire_skills(kernel, governance)
     files = await wire_files(kernel, governance)
     agent_models = models or router
-    agent = wire_agent(kernel, agent_models, governance, agent_limits, memory)
-    timed = await wire_scheduler(kernel, governance, skill_runner, clock, memory, onboarding)
+    agent = wire_agent(kernel, agent_models, governance, agent_limits, memory, router.budget)
+    timed = await wire_scheduler(
+        kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
+    )
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

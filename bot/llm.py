@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import time
 from functools import partial
 
 from bot.kernel import Kernel
+from core.errors import ConfigError
+from core.llm.budget import Budget, BudgetCaps
 from core.llm.escalation import EscalationPolicy
 from core.llm.local import LocalProvider
 from core.llm.model_file import packaged_model_available, resolve_model
@@ -13,9 +16,11 @@ from core.llm.prices import PriceTable
 from core.llm.providers import FlagshipChoice, LazyProvider, choose_flagship
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
+from core.llm.spend import SpendBook
 from core.llm.usage import UsageBook
 from core.llm.usage_command import UsageCommand
 from core.receipts.redaction import Redactor
+from core.scheduler.config import owner_timezone
 
 
 def local_provider(app: Kernel) -> LocalProvider | None:
@@ -52,18 +57,21 @@ async def wire_models(app: Kernel, redactor: Redactor, chosen: str | None = None
     local = local_provider(app) if app.features.enabled("LOCAL_MODEL") else None
     if local is not None:
         app.stack.push_async_callback(local.aclose)
+    prices = PriceTable.with_overrides(llm.prices)
+    budget = await _budget(app, prices)
     router = Router(
         ledger=app.ledger,
         usage=book,
-        prices=PriceTable.with_overrides(llm.prices),
+        prices=prices,
         redactor=PiiRedactor(redactor),
         local=local,
         flagship=flagship,
         escalation=EscalationPolicy(deep_over_chars=llm.deep_over_chars),
         no_flagship_reason=choice.problem,
+        budget=budget,
     )
     describe = partial(_describe, router, local)
-    UsageCommand(app.commands, book, describe).register()
+    UsageCommand(app.commands, book, describe, budget).register()
     app.status_fields["Models"] = describe
 
     app.health.register("models", partial(_health, local, choice), optional=True)
@@ -79,6 +87,25 @@ def switch_provider(app: Kernel, router: Router, name: str) -> None:
     provider = LazyProvider(config)
     app.stack.push_async_callback(provider.aclose)
     router.use_flagship(Flagship(provider, config))
+
+
+async def _budget(app: Kernel, prices: PriceTable) -> Budget:
+    """The spending caps from the settings, over the paid calls kept in state.db; its warning
+    card goes to the owner on every channel. Days and months are the owner's timezone."""
+    book = SpendBook(app.state)
+    await book.setup(time.time())
+    conf = app.settings.budget
+    caps = BudgetCaps(conf.daily_usd, conf.monthly_usd, conf.allow_step_usd, conf.warn_at)
+    zone = _owner_zone(app)
+    return Budget(book, prices, caps, app.ledger, zone=lambda: zone, announce=app.bus.broadcast)
+
+
+def _owner_zone(app: Kernel) -> str:
+    conf = app.settings.scheduler
+    try:
+        return owner_timezone(conf.jobs_file, conf.timezone)
+    except (ValueError, ConfigError):
+        return "UTC"  # wire_scheduler refuses a broken zone or jobs file in one line
 
 
 async def _health(local: LocalProvider | None, choice: FlagshipChoice) -> str | None:

@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from bot.governance import GovernanceKit
 from bot.kernel import Kernel
@@ -18,6 +19,7 @@ from core.health.alerts import HealthAlerts
 from core.health.card import register_health_command
 from core.health.checks import delivery_check, disk_check, scheduler_check
 from core.health.snapshot import LOCAL_MODEL_CHECK
+from core.llm.budget import Budget
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
@@ -73,11 +75,13 @@ async def wire_scheduler(
     clock: Clock | None = None,
     memory: Memory | None = None,
     onboarding: Onboarding | None = None,
+    budget: Budget | None = None,
 ) -> SchedulerKit:
     """Build the scheduler, the digest, the health checks and alerts on the kernel; the
     scheduler starts catching up and firing once the app is marked ready (channels
     attached). A clock with `time()` (tests) replaces the wall clock and turns the timer
-    off: the test drives `run_pending()`.
+    off: the test drives `run_pending()`. Jobs that use the flagship pause while a spending
+    `budget` is used up.
 
     Raises ConfigError (one line, exit 2) for a broken scheduler.yaml.
     """
@@ -101,6 +105,7 @@ async def wire_scheduler(
         soul,
         enabled=lambda: app.features.enabled("SCHEDULER"),
         crusader=governance.policy.crusader_approves if governance is not None else _never,
+        over_budget=partial(_over_budget, budget),
     )
     store = SchedulerStore(app.home / "scheduler.db")
     scheduler = Scheduler(
@@ -119,6 +124,12 @@ async def wire_scheduler(
 
 def _never(tier: str) -> bool:
     return False
+
+
+async def _over_budget(budget: Budget | None) -> str | None:
+    """Why paid model calls are paused (a budget used up), or None."""
+    status = await budget.reached() if budget is not None else None
+    return status.reason() if status is not None else None
 
 
 def _register_jobs(

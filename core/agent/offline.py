@@ -27,7 +27,7 @@ _LOCAL_SYSTEM = "You are Lancelot, a helpful assistant. Answer briefly and truth
 async def answer_offline(quest: Quest, intent: Intent, text: str) -> Card:
     """The local model for questions and chat, if it can; otherwise say what is needed."""
     if quest.limits.local_answers and intent in (Intent.KNOWLEDGE_REQUEST, Intent.CONVERSATIONAL):
-        card = await _local_answer(quest, text)
+        card = await local_answer(quest, text, LOCAL_LABEL)
         if card is not None:
             return card
     quest.trail.record(
@@ -39,7 +39,9 @@ async def answer_offline(quest: Quest, intent: Intent, text: str) -> Card:
     return Card(CardKind.REPLY, "No model provider configured", NO_PROVIDER)
 
 
-async def _local_answer(quest: Quest, text: str) -> Card | None:
+async def local_answer(quest: Quest, text: str, label: str) -> Card | None:
+    """The local model's answer to `text`, governed and ending with `label` (why it was the
+    local model); None when there is no local model or it gave nothing usable."""
     router = quest.router
     if isinstance(router, LocalAware) and not router.has_local():
         return None
@@ -61,4 +63,4 @@ async def _local_answer(quest: Quest, text: str) -> Card | None:
         outputs={"response": governed.text, "blocked_phrases": list(governed.blocked)},
         metadata={"lane": Lane.LOCAL_UTILITY.value, "provider": completion.provider},
     )
-    return Card(CardKind.REPLY, "Answer (local model)", f"{governed.text}\n\n{LOCAL_LABEL}")
+    return Card(CardKind.REPLY, "Answer (local model)", f"{governed.text}\n\n{label}")

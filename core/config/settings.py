@@ -105,6 +105,19 @@ class LLMSettings(Section):
     prices: dict[str, tuple[float, float]] = {}
 
 
+class BudgetSettings(Section):
+    """Spending caps (USD) on the paid flagship providers; unset means no cap. Days and months
+    are the owner's (scheduler.timezone, else the jobs file's zone, UTC by default)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    daily_usd: float | None = Field(default=None, gt=0)
+    monthly_usd: float | None = Field(default=None, gt=0)
+    # What "Allow $N more today" adds; default 20 % of the daily budget ($1 without one).
+    allow_step_usd: float | None = Field(default=None, gt=0)
+    warn_at: float = Field(default=0.8, gt=0, lt=1)  # the share of a budget that warns once
+
+
 class SandboxSettings(Section):
     """The Docker sandbox for shell commands."""
 
@@ -255,6 +268,7 @@ class Settings(Section):
     telegram: TelegramSettings = TelegramSettings()
     gchat: GChatSettings = GChatSettings()
     llm: LLMSettings = LLMSettings()
+    budget: BudgetSettings = BudgetSettings()
     sandbox: SandboxSettings = SandboxSettings()
     tools: ToolsSettings = ToolsSettings()
     lookups: LookupSettings = LookupSettings()

@@ -47,6 +47,13 @@ class PriceTable:
             return self.prices[max(family, key=len)]
         return self.prices.get(f"{provider}/*")
 
+    def ceiling(self, provider: str) -> tuple[float, float]:
+        """The dearest listed (input, output) price of `provider` (of any provider when it
+        lists none): what an unlisted model counts at where counting too much is the safe side."""
+        listed = [p for k, p in self.prices.items() if k.startswith(f"{provider}/")]
+        listed = listed or list(self.prices.values())
+        return max(p[0] for p in listed), max(p[1] for p in listed)
+
     def cost(self, provider: str, model: str, usage: Usage) -> float:
         """What `usage` costs in USD (0 for an unlisted model: unknown is not guessed)."""
         price = self.per_million(provider, model)

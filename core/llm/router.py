@@ -8,6 +8,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 
 from core.errors import ProviderUnavailable
+from core.llm.budget import Budget, BudgetReached
 from core.llm.decision import RouterDecision
 from core.llm.escalation import EscalationPolicy
 from core.llm.flagship import FlagshipConfig
@@ -49,6 +50,7 @@ class Router:
         flagship: Flagship | None = None,
         escalation: EscalationPolicy | None = None,
         no_flagship_reason: str | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self._ledger = ledger
         self._usage = usage
@@ -58,6 +60,7 @@ class Router:
         self._flagship = flagship
         self._escalation = escalation or EscalationPolicy()
         self.no_flagship_reason = no_flagship_reason
+        self._budget = budget  # paid calls are counted, and refused once a budget is used up
 
     def has_flagship(self) -> bool:
         """Whether a flagship provider (OpenAI, Anthropic or Gemini) is configured."""
@@ -82,6 +85,11 @@ class Router:
         """Think with this flagship from now on (the owner chose it during onboarding)."""
         self._flagship = flagship
         self.no_flagship_reason = None
+
+    @property
+    def budget(self) -> Budget | None:
+        """The spending budget paid calls are counted against, if one is wired."""
+        return self._budget
 
     @property
     def flagship_name(self) -> str | None:
@@ -120,6 +128,11 @@ class Router:
     async def _call_flagship(
         self, flagship: Flagship, request: CompletionRequest, lane: Lane, trace: _Trace
     ) -> Completion:
+        if self._budget is not None:
+            try:
+                await self._budget.check()
+            except BudgetReached as exc:
+                return await self._refuse(trace, lane, flagship.config.name, exc, "over budget")
         rationale = f"{lane.value} requested"
         if lane is Lane.FLAGSHIP_FAST and (why := self._escalation.reason(request)):
             lane, rationale = Lane.FLAGSHIP_DEEP, f"escalated to deep: {why}"
@@ -202,11 +215,16 @@ class Router:
         return completion
 
     async def _refuse(
-        self, trace: _Trace, lane: Lane, provider: str, error: ProviderUnavailable
+        self,
+        trace: _Trace,
+        lane: Lane,
+        provider: str,
+        error: ProviderUnavailable,
+        why: str = "not configured",
     ) -> Completion:
         """Record that nothing could serve the lane, then raise `error`."""
         decision = RouterDecision(
-            trace.task_type, lane, provider, "", "not configured", 0.0, False, error=str(error)
+            trace.task_type, lane, provider, "", why, 0.0, False, error=str(error)
         )
         await self._record(decision, trace)
         raise error
@@ -229,6 +247,9 @@ class Router:
             cost_usd=decision.cost_usd,
             saved_usd=saved,
         )
+        paid = decision.lane in (Lane.FLAGSHIP_FAST, Lane.FLAGSHIP_DEEP)
+        if self._budget is not None and paid and decision.success:
+            await self._budget.spent(decision.provider, decision.model, decision.usage)
 
 
 @dataclass(frozen=True, slots=True)

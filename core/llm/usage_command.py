@@ -1,18 +1,17 @@
-"""/usage: tokens per lane, what the flagship cost, and what the local lanes saved."""
+"""/usage: tokens per lane, what the flagship cost, what the local lanes saved, and the
+spending budgets (today's and this month's spend, today's allowance)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Card, CardKind
+from core.llm.budget import Budget
+from core.llm.budget import money as _money
 from core.llm.types import Lane
 from core.llm.usage import LaneUsage, UsageBook
-
-
-def _money(usd: float) -> str:
-    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
 
 
 def _lane_line(usage: LaneUsage) -> str:
@@ -30,6 +29,7 @@ class UsageCommand:
     registry: CommandRegistry
     book: UsageBook
     describe_models: Callable[[], str]
+    budget: Budget | None = field(default=None)
 
     def register(self) -> None:
         """Add /usage to the registry."""
@@ -44,6 +44,8 @@ class UsageCommand:
             ("Saved by local", _money(summary.saved_usd)),
             ("Tokens in all", f"{summary.tokens:,}"),
         )
+        if self.budget is not None:
+            fields += (await self.budget.status()).fields()
         return Card(
             kind=CardKind.REPLY,
             title="Model usage",

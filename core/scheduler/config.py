@@ -49,6 +49,7 @@ class JobSpec(BaseModel):
     enabled: bool = True
     grace_seconds: float = Field(default=300.0, ge=0)
     needs_local_model: bool = False
+    uses_flagship: bool = False  # calls the paid models: paused while a budget is used up
     requires_approval: bool = False
     tier: Tier = "T0"
     args: dict[str, Any] = Field(default_factory=dict)  # a skill's inputs

@@ -1,4 +1,5 @@
-"""What must hold before a scheduled job runs: onboarding, the local model, owner approval."""
+"""What must hold before a scheduled job runs: onboarding, the local model, the spending
+budget, owner approval."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from core.scheduler.config import JobSpec
 from soul import Soul, tier_rank
 
 READY = "READY"
+
+
+async def _within_budget() -> str | None:
+    return None  # no budget is wired: nothing pauses
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +34,8 @@ class Gates:
     so a job that needs it cannot run); `soul` gives the active Soul, whose scheduling
     boundary decides which tiers need an owner's approval; `crusader` says whether Crusader
     mode lets a job of that tier run without the owner's tap (governance decides:
-    `PolicyEngine.crusader_approves`).
+    `PolicyEngine.crusader_approves`); `over_budget` says why paid model calls are paused
+    (a spending budget is used up), or None, for jobs that use the flagship.
     """
 
     onboarding: Callable[[], str]
@@ -37,6 +43,7 @@ class Gates:
     soul: Callable[[], Soul | None]
     enabled: Callable[[], bool] = lambda: True  # the FEATURE_SCHEDULER kill switch
     crusader: Callable[[str], bool] = lambda tier: False
+    over_budget: Callable[[], Awaitable[str | None]] = _within_budget
 
     def needs_approval(self, spec: JobSpec) -> bool:
         """Whether every run of this job waits for an owner's tap."""
@@ -73,6 +80,8 @@ class Gates:
                 return GateRefusal("local_model", "no local model is configured")
             if not healthy:
                 return GateRefusal("local_model", "the local model is not healthy")
+        if spec.uses_flagship and (reason := await self.over_budget()) is not None:
+            return GateRefusal("budget", f"paused: {reason}")
         if not approved and self.needs_approval(spec) and not self.waived(spec, approved=False):
             return GateRefusal("owner_approval", f"a {spec.tier} job needs your approval")
         return None

@@ -16,7 +16,7 @@ from core.delivery import store as outbox
 from core.errors import StorageError
 from core.governance import approvals, crusader
 from core.health import alert_state
-from core.llm import usage
+from core.llm import spend, usage
 from core.memory import schema as memory_schema
 from core.onboarding import store as onboarding
 from core.receipts import schema as ledger
@@ -40,6 +40,7 @@ STATE_DB = (
     approvals.SCHEMA,
     crusader.SCHEMA,
     usage.SCHEMA,
+    spend.SCHEMA,
     registry.SCHEMA,
     proposals.SCHEMA,
     alert_state.SCHEMA,
@@ -62,6 +63,7 @@ RELEASED = {
     "approvals": ["7ad4386357b60bb7"],
     "crusader": ["0adec1ee6a20c0c7"],
     "llm_usage": ["ddad202e62479b51"],
+    "llm_spend": ["03cd2dd063ddd2d2"],
     "health_alerts": ["6ec41ffb19875798"],
     "skills": ["4f94f98c1683ddfe"],
     "skill_proposals": ["66d1270fa8fac9c7"],

@@ -27,6 +27,8 @@ OWNERS = {
     "approval_reminders": "core/governance/approvals.py",
     "crusader": "core/governance/crusader.py",
     "llm_usage": "core/llm/usage.py",
+    "llm_spend": "core/llm/spend.py",
+    "llm_budget_marks": "core/llm/spend.py",
     "skills": "core/skills/registry.py",
     "skill_proposals": "core/skills/proposals.py",
     "health_alert_state": "core/health/alert_state.py",
