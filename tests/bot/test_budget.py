@@ -9,7 +9,9 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -183,17 +185,29 @@ async def test_a_budget_warns_once_then_pauses_jobs_and_asks_before_a_paid_call(
         assert usage["Spent this month"] == "$1.07 (no budget)"
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    ("provider", "local"),
+    [
+        ("openai", "missing.gguf"),  # a model named that cannot load
+        ("anthropic", ""),  # none chosen: the default small model does not write answers
+        ("gemini", "missing.gguf"),
+    ],
+)
 async def test_stay_local_says_plainly_when_no_local_model_can_answer(
-    tmp_path: Path, provider: str
+    tmp_path: Path, provider: str, local: str
 ) -> None:
-    async with lancelot(tmp_path, provider, {"LANCELOT_BUDGET_DAILY_USD": "0.5"}) as owner:
+    env = {
+        "LANCELOT_BUDGET_DAILY_USD": "0.5",
+        "LANCELOT_BUDGET_ALLOW_STEP_USD": "0.3",
+        "LANCELOT_LOCAL_MODEL": str(tmp_path / local) if local else "",
+    }
+    async with lancelot(tmp_path, provider, env) as owner:
         owner.fake.reply(*costing(0.6, "Paris."))
         await owner.send("what is the capital of France?")
         await owner.cards(2)  # the warning and the answer
         calls = len(owner.fake.requests)
         ask = await owner.say("and of Spain?")
-        assert [b.label for b in ask.buttons] == ["Allow $0.10 more today", "Stay local"]
+        assert [b.label for b in ask.buttons] == ["Allow $0.30 more today", "Stay local"]
         edited = await tap(owner.app, owner.phone, ask, "Stay local")
         assert edited is not None
         assert edited.title == "Staying local"
@@ -204,7 +218,7 @@ async def test_stay_local_says_plainly_when_no_local_model_can_answer(
         (stayed,) = await receipts(owner.app, "budget_stay_local")
         assert json.loads(stayed.inputs)["text"] == "and of Spain?"
         # The other button of the decided card is spent.
-        again = await tap(owner.app, owner.phone, ask, "Allow $0.10 more today")
+        again = await tap(owner.app, owner.phone, ask, "Allow $0.30 more today")
         assert again is not None
         assert again.title == "Staying local"
         assert (await owner.cards(1))[0].title == "Button not accepted"
@@ -256,3 +270,13 @@ async def test_stay_local_answers_with_the_local_model(tmp_path: Path) -> None:
         ]
         assert local
         assert {m["provider"] for m in local} == {"local"}
+
+
+async def test_budget_days_follow_the_owners_timezone(tmp_path: Path) -> None:
+    zone = "Asia/Tokyo"
+    async with lancelot(tmp_path, "openai", {"LANCELOT_SCHEDULER_TIMEZONE": zone}) as owner:
+        usage = fields(await owner.say("/usage"))
+        today = datetime.now(ZoneInfo(zone)).strftime("%Y-%m-%d")
+        assert usage["Budget days"] == f"{today} ({zone})"
+        assert usage["Spent today"] == "$0.00 of $1.00 (0%)"
+        assert usage["Allowed today"] == "nothing"

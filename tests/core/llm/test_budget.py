@@ -54,6 +54,8 @@ def test_budgets_are_unset_by_default_and_read_from_the_environment() -> None:
     assert not _caps({}).capped
     caps = _caps({"LANCELOT_BUDGET_DAILY_USD": "2.5", "LANCELOT_BUDGET_MONTHLY_USD": "40"})
     assert (caps.daily_usd, caps.monthly_usd, caps.step) == (2.5, 40.0, 0.5)  # 20 % a step
+    stepped = _caps({"LANCELOT_BUDGET_DAILY_USD": "5", "LANCELOT_BUDGET_ALLOW_STEP_USD": "2"})
+    assert stepped.step == 2.0
 
 
 def _caps(environ: dict[str, str]) -> BudgetCaps:
@@ -146,6 +148,8 @@ async def test_an_allowance_lets_exactly_that_much_more_through_today(bench: Ben
     await bench.router.complete(ask("more"), task_type="chat")
     with pytest.raises(BudgetReached):
         await bench.router.complete(ask("and more"), task_type="chat")
+    bench.clock[0] += 86400  # the allowance was for that day only
+    assert (await bench.budget.status()).allowance == 0
 
 
 async def test_an_unpriced_model_counts_at_its_providers_dearest_price(
