@@ -96,7 +96,5 @@ def outcome_card(
 
 
 def _outcome_title(approval: Approval) -> str:
-    """The state, except an approved action that could not start says so (not "Executed")."""
-    if approval.state is ApprovalState.EXECUTED and (approval.result or "").startswith("Not run"):
-        return "Not run"
-    return approval.state.value.capitalize()
+    """The state in words: "Executed", "Not run", "Denied", ..."""
+    return approval.state.value.replace("_", " ").capitalize()

@@ -270,7 +270,8 @@ class ApprovalService:
         return await self.outcome_card(fresh or approval)
 
     async def _run(self, approval_id: str, parent_id: str | None) -> None:
-        """Approved -> executing (durably) -> executed. Never starts twice."""
+        """Approved -> executing (durably) -> executed, or not_run when nothing could start
+        it (no provider, refused at run time, an earlier step undone). Never starts twice."""
         if not await self._store.move(approval_id, ApprovalState.APPROVED, ApprovalState.EXECUTING):
             return
         approval = await self._store.get(approval_id)
@@ -292,7 +293,7 @@ class ApprovalService:
         await self._store.move(
             approval_id,
             ApprovalState.EXECUTING,
-            ApprovalState.EXECUTED,
+            ApprovalState.EXECUTED if report.result is not None else ApprovalState.NOT_RUN,
             finished_at=self._clock(),
             result=report.text,
         )

@@ -55,12 +55,14 @@ CREATE TABLE IF NOT EXISTS approval_reminders (
 
 
 class ApprovalState(StrEnum):
-    """pending -> approved -> executing -> executed; or denied / expired / interrupted."""
+    """pending -> approved -> executing -> executed (or not_run: approved, but nothing could
+    run it); or denied / expired / interrupted."""
 
     PENDING = "pending"
     APPROVED = "approved"
     EXECUTING = "executing"
     EXECUTED = "executed"
+    NOT_RUN = "not_run"
     DENIED = "denied"
     EXPIRED = "expired"
     INTERRUPTED = "interrupted"

@@ -262,7 +262,8 @@ class ToolGateway:
         base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
         if approval.state is ApprovalState.DENIED:
             return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
-        if approval.state is not ApprovalState.EXECUTED or settled.report is None:
+        ran = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
+        if approval.state not in ran or settled.report is None:
             return replace(base, reason=f"approval {approval.state.value}; nothing ran")
         return _ran(base, settled.report)
 
