@@ -1,4 +1,4 @@
-"""The `lancelot` command: run, chat, doctor, receipts verify/export, memory export/review,
+"""The `lancelot` command: run, chat, setup, doctor, receipts verify/export, memory export/review,
 soul lint, sandbox build, container base."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="start everything configured")
     commands.add_parser("chat", help="talk to Lancelot in this terminal")
+    commands.add_parser("setup", help="ask for the model provider keys, check and keep them")
     doctor = commands.add_parser("doctor", help="check the settings, tokens, keys and engine")
     doctor.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     doctor.add_argument("--timeout", type=float, default=5.0, help="seconds per check")
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_receipts(settings, args)
         if args.command == "memory":
             return run_memory(settings, args)
+        if args.command == "setup":
+            from bot.setup_cli import run_setup
+
+            return run_setup(settings)
         if args.command == "sandbox":
             from bot.sandbox import build_image
 

@@ -11,10 +11,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from core.config.secrets_file import SECRETS_FILE, read_secrets
 from core.config.settings import Settings
 from core.errors import ConfigError
 
 DEFAULT_CONFIG = Path("config/lancelot.yaml")
+DEFAULT_HOME = Settings.model_fields["home"].default
 
 # The documented environment names (docs/architecture.md) and the key each sets.
 ENV_NAMES: dict[str, tuple[str, ...]] = {
@@ -151,18 +153,21 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     """Load settings from `path` (or $LANCELOT_CONFIG, or config/lancelot.yaml) and the environment.
 
     Raises ConfigError with one line naming the file (or the environment variable), the key
-    and what is wrong. Only the default file may be missing (then the defaults apply).
+    and what is wrong. Only the default file may be missing (then the defaults apply). The
+    provider keys `lancelot setup` kept in LANCELOT_HOME/secrets.env count as environment
+    variables that the real environment overrides.
     """
     env = os.environ if environ is None else environ
     named = path or (Path(env["LANCELOT_CONFIG"]) if env.get("LANCELOT_CONFIG") else None)
     config_path = named or DEFAULT_CONFIG
     data = _read_yaml(config_path, required=named is not None)
     sources: dict[tuple[str, ...], str] = {}
+    kept = read_secrets(Path(str(env.get("LANCELOT_HOME") or data.get("home") or DEFAULT_HOME)))
     for name, key_path in _override_names().items():
-        value = env.get(name)
+        value = env.get(name) or kept.get(name)  # the environment wins over secrets.env
         if value is not None and value != "":
             _set_path(data, key_path, value)
-            sources[key_path] = name
+            sources[key_path] = name if env.get(name) else f"{name} in {SECRETS_FILE}"
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
