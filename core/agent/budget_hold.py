@@ -74,7 +74,7 @@ class BudgetHold:
             "channel": event.channel,
             "sender_id": event.sender_id,
             "chat_id": event.chat_id,
-            "text": text[:4000],
+            "text": text,  # whole: it is what gets answered after the tap
             "receipt_id": receipt_id,
         }
         allow = await self._tokens.issue(ALLOW, held, card.correlation_id, HOLD_TTL)

@@ -159,6 +159,7 @@ class Budget:
         self._zone = zone
         self._clock = clock
         self._announce = announce
+        self._unpriced: set[str] = set()  # models already named in the log as unpriced
 
     async def status(self) -> BudgetStatus:
         """Today's and this month's spend, and today's allowance."""
@@ -194,7 +195,11 @@ class Budget:
         priced = price is not None
         if price is None:
             price = self._prices.ceiling(provider)
-            log.warning(
+            key = f"{provider}/{model}"
+            level = logging.DEBUG if key in self._unpriced else logging.WARNING
+            self._unpriced.add(key)
+            log.log(
+                level,
                 "budget: no price for %s/%s; counted at the dearest listed (%s, %s USD per "
                 "million tokens); add it under llm.prices",
                 provider,

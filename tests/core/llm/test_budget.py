@@ -161,6 +161,11 @@ async def test_an_unpriced_model_counts_at_its_providers_dearest_price(
         await bench.budget.spent("openai", "gpt-unknown-9", Usage(100, 0))
     assert (await bench.budget.status()).spent_today == pytest.approx(0.1)
     assert "no price for openai/gpt-unknown-9; counted at the dearest listed" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="core.llm.budget"):
+        await bench.budget.spent("openai", "gpt-unknown-9", Usage(100, 0))
+    assert caplog.text == ""  # named once at WARNING, not at every call
+    assert (await bench.budget.status()).spent_today == pytest.approx(0.2)
     # A provider with no listed price at all counts at the dearest price of any.
     assert PriceTable({"a/x": (1.0, 9.0), "b/y": (3.0, 2.0)}).ceiling("c") == (3.0, 9.0)
     assert PRICES.per_million("openai", FAST) == (1000.0, 1000.0)
