@@ -35,12 +35,14 @@ from core.commands.registry import CommandRegistry
 from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
+from core.delivery.writer import StateWriter
 from core.errors import StorageError
 from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.memory import Memory
+from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
@@ -70,6 +72,7 @@ class Lancelot(Kernel):
     agent: Agent
     scheduler: Scheduler
     alerts: HealthAlerts
+    onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
 
 
 def redactor_for(settings: Settings) -> Redactor:
@@ -190,10 +193,12 @@ async def _start_kernel(
     await viewer.setup()
     paced = settings.delivery
     policy = delivery or DeliveryPolicy.paced(paced.global_per_second, paced.group_per_minute)
-    outbox = Outbox(state, ledger, policy, clock, tasks=tasks)
+    # The outbox's and inbox's writes, committed in groups (closed before state, after them).
+    writer = await stack.enter_async_context(StateWriter(home / "state.db", tasks=tasks))
+    outbox = Outbox(state, ledger, policy, clock, writer=writer, tasks=tasks)
     await outbox.setup()
     await stack.enter_async_context(outbox)
-    inbox = UpdateInbox(state, ledger)
+    inbox = UpdateInbox(state, writer, ledger)
     await inbox.setup()
     health = HealthMonitor(tasks=tasks)
     health.register("ledger", lambda: _ledger_check(ledger))
@@ -281,6 +286,7 @@ async def _wire(
         agent=agent,
         scheduler=timed.scheduler,
         alerts=timed.alerts,
+        onboarding=onboarding,
     )
 
 

@@ -5,22 +5,22 @@ So a crash loses nothing: updates still open at the next start are handed on aga
 update id once (the platform may send an unconfirmed update again; a kept one is not taken
 twice). An update whose handling was cut short `max_attempts` times (it may be what kills
 the process) is set aside with an `update_abandoned` receipt instead of looping forever.
-Each write is one statement (one transaction, one fsync): a getUpdates batch is kept in one,
-and the done marks of updates handled meanwhile are written together.
+Writes go through state.db's batching writer (writer.py): a getUpdates batch is one
+statement, and it shares its commit with the done marks and outbox rows of the messages
+being handled meanwhile.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 import aiosqlite
 
+from core.delivery.writer import StateWriter
 from core.errors import StorageError
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
@@ -80,32 +80,23 @@ class Unfinished:
     abandoned: tuple[Kept, ...]
 
 
-@dataclass(eq=False)
-class _Marks:
-    keys: list[tuple[str, int]] = field(default_factory=list)
-    task: asyncio.Task[None] | None = None  # referenced until done (asyncio keeps weak refs)
-    written: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-
-
 class UpdateInbox:
     """Owner of the inbox table."""
 
     def __init__(
         self,
         db: aiosqlite.Connection,
+        writer: StateWriter,
         ledger: ReceiptStore,
         *,
         max_attempts: int = MAX_ATTEMPTS,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self._db = db
+        self._writer = writer
         self._ledger = ledger
         self._max_attempts = max(1, max_attempts)
         self._wall = wall
-        self._open_marks: _Marks | None = None
-        self._writing = asyncio.Lock()
         self._since_prune = 0
 
     async def setup(self) -> None:
@@ -128,46 +119,22 @@ class UpdateInbox:
             f" VALUES {rows} ON CONFLICT(channel, update_id) DO NOTHING RETURNING update_id"
         )
         try:
-            async with self._db.execute(sql, params) as cur:
-                return {int(row[0]) for row in await cur.fetchall()}
-        except (sqlite3.Error, ValueError) as exc:  # ValueError: the database was closed
+            found = await self._writer.write(lambda conn: conn.execute(sql, params).fetchall())
+        except StorageError as exc:
             raise StorageError(
                 f"cannot keep {len(updates)} update(s) from {channel}: {exc}"
             ) from None
+        return {int(row[0]) for row in found}
 
     async def done(self, channel: str, update_id: int) -> None:
-        """Mark an update handled; returns once the mark is on disk (marks asked for while
-        another write runs share the next one). Raises StorageError."""
-        marks = self._open_marks
-        if marks is None:
-            marks = self._open_marks = _Marks()
-            marks.task = asyncio.get_running_loop().create_task(self._write_marks(marks))
-        marks.keys.append((channel, update_id))
-        await asyncio.shield(marks.written)
-
-    async def _write_marks(self, marks: _Marks) -> None:
-        async with self._writing:  # the batch keeps filling until the write before ends
-            if self._open_marks is marks:
-                self._open_marks = None
-            try:
-                now = self._wall()
-                for start in range(0, len(marks.keys), CHUNK):
-                    chunk = marks.keys[start : start + CHUNK]
-                    pairs = ",".join("(?, ?)" for _ in chunk)
-                    await self._db.execute(
-                        "UPDATE inbox SET state = 'done', updated_at = ?"
-                        f" WHERE (channel, update_id) IN (VALUES {pairs})",
-                        [now, *(value for key in chunk for value in key)],
-                    )
-                self._since_prune += len(marks.keys)
-                if self._since_prune >= PRUNE_EVERY:
-                    await self._prune()
-            except (sqlite3.Error, ValueError) as exc:  # ValueError: the database was closed
-                error = StorageError(f"cannot mark {len(marks.keys)} update(s) handled: {exc}")
-                marks.written.set_exception(error)
-                marks.written.exception()  # retrieved: waiters see it, nobody else need
-                return
-            marks.written.set_result(None)
+        """Mark an update handled; returns once the mark is on disk (it shares its commit
+        with whatever else is being written). Raises StorageError."""
+        sql = "UPDATE inbox SET state = 'done', updated_at = ? WHERE channel = ? AND update_id = ?"
+        params = (self._wall(), channel, update_id)
+        self._since_prune += 1
+        if self._since_prune >= PRUNE_EVERY:
+            await self._prune()
+        await self._writer.execute(sql, params)
 
     async def unfinished(self, channel: str) -> Unfinished:
         """Updates of `channel` left open by a stop or a crash, oldest first. Each counts one
@@ -216,15 +183,15 @@ class UpdateInbox:
         for start in range(0, len(kept), CHUNK):
             ids = [k.update_id for k in kept[start : start + CHUNK]]
             marks = ",".join("?" * len(ids))
-            await self._db.execute(
+            sql = (
                 f"UPDATE inbox SET {change}, updated_at = ?"
-                f" WHERE channel = ? AND update_id IN ({marks})",
-                (now, channel, *ids),
+                f" WHERE channel = ? AND update_id IN ({marks})"
             )
+            await self._writer.execute(sql, (now, channel, *ids))
 
     async def _prune(self) -> None:
         self._since_prune = 0
-        await self._db.execute(
+        await self._writer.execute(
             "DELETE FROM inbox WHERE state != 'open' AND updated_at < ?",
             (self._wall() - KEEP_SECONDS,),
         )

@@ -6,12 +6,13 @@ and a permanent refusal or too many attempts marks the row failed, with a receip
 counts as delivered only when the platform returned its message id, stored at once, so an
 outage or a restart neither loses a card nor sends a part twice.
 
-A new card's first attempt starts while its row is being committed (an fsync can take far
-longer than the send), and nothing is recorded, nor promised to the caller, before the
-commit is done. So: once send() has returned or raised DeliveryDeferred, the card is on disk;
-a crash before that is a crash before the card was handed over. One window no platform lets
-us close remains: a crash after the platform accepted a message and before its id was
-stored sends that message again on restart.
+A card is on disk before its first attempt: its row goes into state.db's next group commit
+(writer.py), shared with the writes of every other message in flight, so the fsync is paid
+once per batch, not per card. Once send() has returned or raised DeliveryDeferred, the card
+is on disk; a crash before that is a crash before the card was handed over (and before
+anything was sent). One window no platform lets us close remains: a crash after the
+platform accepted a message and before its delivered mark was committed sends that message
+again on restart.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from core.clock import Clock, SystemClock
 from core.delivery.pacing import ChannelPacing
 from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
 from core.delivery.store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
+from core.delivery.writer import StateWriter
 from core.errors import (
     DeliveryDeferred,
     DeliveryFailed,
@@ -72,9 +74,10 @@ class Outbox:
         policy: DeliveryPolicy | None = None,
         clock: Clock | None = None,
         *,
+        writer: StateWriter,
         tasks: Supervisor | None = None,
     ) -> None:
-        self.store = OutboxStore(db)
+        self.store = OutboxStore(db, writer)
         self._supervisor = tasks or Supervisor()
         self._ledger = ledger
         self._policy = policy or DeliveryPolicy()
@@ -229,12 +232,8 @@ class Outbox:
             return DeliveryDeferred("still queued for delivery")
 
     async def _commit(self, row: OutboxRow) -> None:
-        """Insert the row; a key already on disk (a failed or long-forgotten card sent again)
-        is taken over by this delivery."""
-        stored, created = await self.store.add(row)
-        row.id = stored.id
-        if not created:
-            await self.store.restart(row)
+        """Store the row (in the writer's next batch, shared with other messages' writes)."""
+        await self.store.add(row)
 
     async def _committed(self, row: OutboxRow) -> None:
         commit = self._commits.pop(row.key, None)
@@ -300,10 +299,8 @@ class Outbox:
             row.in_flight = False
 
     async def _attempt(self, channel: Channel, row: OutboxRow) -> None:
-        try:
-            ref = await self._show(channel, row)
-        finally:
-            await self._committed(row)  # nothing is recorded for a row not yet stored
+        await self._committed(row)  # stored before sent: a restart finds what may have gone
+        ref = await self._show(channel, row)
         await self.store.part_delivered(row, ref.message_id)
         if row.state is OutboxState.DELIVERED:
             anchor = row.ref or ref

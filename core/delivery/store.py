@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 
 import aiosqlite
 
+from core.delivery.writer import StateWriter
 from core.events import Button, Card, CardKind, MessageRef
 from core.state import Schema, migrate
 
@@ -47,6 +49,15 @@ CREATE INDEX IF NOT EXISTS outbox_by_card ON outbox(correlation_id);
     ),
 )
 
+_INSERT = (
+    "INSERT INTO outbox (key, channel, chat_id, kind, correlation_id, target_id, card,"
+    " parts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT(key) DO NOTHING RETURNING id"
+)
+_RESTART = (
+    "UPDATE outbox SET card = ?, parts = ?, target_id = ?, message_ids = '[]',"
+    " state = 'pending', attempts = 0, error = NULL, updated_at = ? WHERE key = ? RETURNING id"
+)
 _COLUMNS = "id, key, channel, chat_id, kind, target_id, card, parts, message_ids, state, attempts"
 
 
@@ -171,62 +182,59 @@ class Backlog:
 
 
 class OutboxStore:
-    """Reads and writes the outbox table; every write is one statement, committed at once."""
+    """Reads the outbox table through state.db's shared connection; writes it through the
+    batching writer (each write awaited until its batch is on disk)."""
 
-    def __init__(self, db: aiosqlite.Connection, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: aiosqlite.Connection,
+        writer: StateWriter,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
         self._db = db
+        self._writer = writer
         self._wall = wall
 
     async def setup(self) -> None:
         """Create or upgrade the table."""
         await migrate(self._db, SCHEMA)
 
-    async def add(self, row: OutboxRow) -> tuple[OutboxRow, bool]:
-        """Insert `row` unless its key exists; return the stored row and whether it is new."""
+    async def add(self, row: OutboxRow) -> bool:
+        """Store `row` and set its id; a key already on disk (a failed or long-forgotten card
+        sent again) is taken over by this delivery (its old outcome is gone). Returns whether
+        the key is new."""
         now = self._wall()
-        async with self._db.execute(
-            "INSERT INTO outbox (key, channel, chat_id, kind, correlation_id, target_id, card,"
-            " parts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(key) DO NOTHING RETURNING id",
-            (
-                row.key,
-                row.channel,
-                row.chat_id,
-                row.kind.value,
-                row.card.correlation_id,
-                row.target_id,
-                card_to_json(row.card),
-                row.parts,
-                now,
-                now,
-            ),
-        ) as cur:
-            created = await cur.fetchone()
-        if created is not None:
-            row.id = created[0]
-            return row, True
-        async with self._db.execute(
-            f"SELECT {_COLUMNS} FROM outbox WHERE key = ?", (row.key,)
-        ) as cur:
-            existing = await cur.fetchone()
-        if existing is None:  # pragma: no cover - the conflict guarantees the row
-            raise LookupError(row.key)
-        return _row(tuple(existing)), False
-
-    async def restart(self, row: OutboxRow) -> None:
-        """Make an existing row track a new delivery of its key (its old outcome is gone)."""
-        await self._db.execute(
-            "UPDATE outbox SET card = ?, parts = ?, target_id = ?, message_ids = '[]',"
-            " state = 'pending', attempts = 0, error = NULL, updated_at = ? WHERE id = ?",
-            (card_to_json(row.card), row.parts, row.target_id, self._wall(), row.id),
+        card = card_to_json(row.card)
+        insert = (
+            row.key,
+            row.channel,
+            row.chat_id,
+            row.kind.value,
+            row.card.correlation_id,
+            row.target_id,
+            card,
+            row.parts,
+            now,
+            now,
         )
+        restart = (card, row.parts, row.target_id, now, row.key)
+
+        def add(conn: sqlite3.Connection) -> tuple[int, bool]:
+            created = conn.execute(_INSERT, insert).fetchall()
+            if created:
+                return int(created[0][0]), True
+            found = conn.execute(_RESTART, restart).fetchall()
+            return int(found[0][0]), False
+
+        row.id, created = await self._writer.write(add)
+        return created
 
     async def part_delivered(self, row: OutboxRow, message_id: str) -> None:
         """Record one more delivered part (and the row as delivered when it was the last)."""
         row.message_ids.append(message_id)
         if len(row.message_ids) >= row.parts:
             row.state = OutboxState.DELIVERED
-        await self._db.execute(
+        await self._update(
             "UPDATE outbox SET message_ids = ?, state = ?, error = NULL, updated_at = ?"
             " WHERE id = ?",
             (json.dumps(row.message_ids), row.state.value, self._wall(), row.id),
@@ -234,7 +242,7 @@ class OutboxStore:
 
     async def attempt_failed(self, row: OutboxRow, error: str) -> None:
         """Count a failed attempt."""
-        await self._db.execute(
+        await self._update(
             "UPDATE outbox SET attempts = ?, error = ?, updated_at = ? WHERE id = ?",
             (row.attempts, error[:500], self._wall(), row.id),
         )
@@ -242,11 +250,14 @@ class OutboxStore:
     async def failed(self, row: OutboxRow, error: str) -> None:
         """Give up on a row for good."""
         row.state = OutboxState.FAILED
-        await self._db.execute(
+        await self._update(
             "UPDATE outbox SET state = 'failed', attempts = ?, error = ?, updated_at = ?"
             " WHERE id = ?",
             (row.attempts, error[:500], self._wall(), row.id),
         )
+
+    async def _update(self, sql: str, params: tuple[object, ...]) -> int:
+        return await self._writer.execute(sql, params)
 
     async def pending(self, channel: str) -> list[OutboxRow]:
         """Undelivered rows of a channel, oldest first."""
@@ -280,7 +291,7 @@ class OutboxStore:
         for row in rows:
             row.card, row.parts = card, parts
         marks = ",".join("?" * len(rows))
-        await self._db.execute(
+        await self._update(
             f"UPDATE outbox SET card = ?, parts = ?, updated_at = ? WHERE id IN ({marks})"
             " AND message_ids = '[]' AND state = 'pending'",
             (card_to_json(card), parts, self._wall(), *(row.id for row in rows)),
@@ -288,11 +299,10 @@ class OutboxStore:
 
     async def prune(self, older_than: float) -> int:
         """Forget delivered and failed rows older than `older_than` seconds."""
-        cur = await self._db.execute(
+        return await self._update(
             "DELETE FROM outbox WHERE state != 'pending' AND updated_at < ?",
             (self._wall() - older_than,),
         )
-        return cur.rowcount
 
     async def failing(self) -> list[Backlog]:
         """Per channel, the pending rows that have failed at least once (what the delivery

@@ -13,6 +13,7 @@ import pytest
 from core.bus import Bus
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.delivery.store import OutboxRow, OutboxState
+from core.delivery.writer import StateWriter
 from core.errors import DeliveryDeferred, DeliveryFailed, DeliveryRejected
 from core.events import Button, Card, CardKind, MessageRef
 from core.receipts.base import ReceiptQuery
@@ -85,7 +86,8 @@ class Rig:
         self.ledger = await self.stack.enter_async_context(
             SqliteLedger(self.tmp_path / "ledger.db")
         )
-        outbox = Outbox(state, self.ledger, policy or DeliveryPolicy(), self.clock)
+        writer = await self.stack.enter_async_context(StateWriter(self.tmp_path / "state.db"))
+        outbox = Outbox(state, self.ledger, policy or DeliveryPolicy(), self.clock, writer=writer)
         await outbox.setup()
         await self.stack.enter_async_context(outbox)
         bus, channel = Bus(), FlakyChannel(self.clock)
@@ -244,7 +246,10 @@ async def test_resume_skips_a_card_delivered_while_it_read_the_table(tmp_path: P
         state = await open_state_db(tmp_path / "state.db")
         stack.push_async_callback(state.close)
         ledger = await stack.enter_async_context(SqliteLedger(tmp_path / "ledger.db"))
-        outbox = await stack.enter_async_context(Outbox(state, ledger, DeliveryPolicy(), clock))
+        writer = await stack.enter_async_context(StateWriter(tmp_path / "state.db"))
+        outbox = await stack.enter_async_context(
+            Outbox(state, ledger, DeliveryPolicy(), clock, writer=writer)
+        )
         bus, channel = Bus(), FlakyChannel(clock)
         bus.attach(channel, outbox=outbox)  # serving, not resumed yet
         read, landed = asyncio.Event(), asyncio.Event()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
+from core.delivery.writer import StateWriter
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.state import open_state_db
@@ -28,7 +29,8 @@ class Home:
         state = await open_state_db(self.path / "state.db")
         stack.push_async_callback(state.close)
         self.ledger = await stack.enter_async_context(SqliteLedger(self.path / "ledger.db"))
-        inbox = UpdateInbox(state, self.ledger)
+        writer = await stack.enter_async_context(StateWriter(self.path / "state.db"))
+        inbox = UpdateInbox(state, writer, self.ledger)
         await inbox.setup()
         return inbox
 

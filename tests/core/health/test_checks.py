@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.delivery.store import DeliveryKind, OutboxRow, OutboxStore
+from core.delivery.writer import StateWriter
 from core.events import Card, CardKind
 from core.health.checks import STUCK_AFTER, delivery_check
 from core.state import open_state_db
@@ -30,15 +31,16 @@ class Wall:
 async def outbox(tmp_path: Path) -> AsyncIterator[tuple[OutboxStore, Wall]]:
     db = await open_state_db(tmp_path / "state.db")
     wall = Wall()
-    store = OutboxStore(db, wall)
-    await store.setup()
-    yield store, wall
+    async with StateWriter(tmp_path / "state.db") as writer:
+        store = OutboxStore(db, writer, wall)
+        await store.setup()
+        yield store, wall
     await db.close()
 
 
 async def queue(store: OutboxStore, key: str, channel: str, *, failed: bool) -> OutboxRow:
     row = OutboxRow(0, key, channel, "chat", DeliveryKind.SEND, Card(CardKind.NOTICE, key))
-    row, _ = await store.add(row)
+    await store.add(row)
     if failed:
         row.attempts = 1
         await store.attempt_failed(row, "502 Bad Gateway")
