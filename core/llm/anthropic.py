@@ -36,7 +36,7 @@ class AnthropicProvider:
             response = await self._client.messages.create(**kwargs)
             return _completion(response, self.name, structured=request.json_schema is not None)
 
-        return await call_with_retries(self.name, self._config.retry, call, _translate)
+        return await call_with_retries(self.name, self._config.retry, call, translate_error)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -123,7 +123,7 @@ def _completion(response: Any, provider: str, *, structured: bool) -> Completion
     )
 
 
-def _translate(exc: Exception) -> Exception:
+def translate_error(exc: Exception) -> Exception:
     """An SDK exception in the error tree's words."""
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code

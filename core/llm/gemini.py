@@ -49,7 +49,7 @@ class GeminiProvider:
             )
             return _completion(response, self.name, model)
 
-        return await call_with_retries(self.name, self._config.retry, call, _translate)
+        return await call_with_retries(self.name, self._config.retry, call, translate_error)
 
     async def aclose(self) -> None:
         """Close the HTTP sessions."""
@@ -143,7 +143,7 @@ def _completion(response: Any, provider: str, model: str) -> Completion:
     )
 
 
-def _translate(exc: Exception) -> Exception:
+def translate_error(exc: Exception) -> Exception:
     """An SDK (or transport) exception in the error tree's words."""
     if isinstance(exc, genai_errors.APIError):
         return error_for_status("gemini", exc.code or 500)

@@ -44,7 +44,7 @@ class OpenAIProvider:
             response = await self._client.chat.completions.create(**kwargs)
             return _completion(response, self.name)
 
-        return await call_with_retries(self.name, self._config.retry, call, _translate)
+        return await call_with_retries(self.name, self._config.retry, call, translate_error)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -114,7 +114,7 @@ def _completion(response: Any, provider: str) -> Completion:
     )
 
 
-def _translate(exc: Exception) -> Exception:
+def translate_error(exc: Exception) -> Exception:
     """An SDK exception in the error tree's words."""
     if isinstance(exc, openai.APIStatusError):
         return error_for_status(

@@ -13,10 +13,10 @@ from typing import Protocol
 from google.genai import types
 
 from core.llm.flagship import FlagshipConfig
-from core.llm.gemini import _translate as gemini_errors
 from core.llm.gemini import make_client as gemini_client
-from core.llm.openai import _translate as openai_errors
+from core.llm.gemini import translate_error as gemini_errors
 from core.llm.openai import make_client as openai_client
+from core.llm.openai import translate_error as openai_errors
 from core.llm.retry import call_with_retries
 
 OPENAI_MODEL = "whisper-1"
