@@ -104,6 +104,14 @@ class Onboarding:
             await self._move(self._progress.begin(), "begin", None, record=False)
         return await self._ask(channel, first=True)
 
+    async def welcome(self, channel: str, chat_id: str) -> bool:
+        """A new owner became known (paired from chat): begin onboarding and send its first
+        question to that chat, unless onboarding has begun before. Whether it began."""
+        if self._progress.status is not Status.NOT_STARTED:
+            return False
+        await self._send(channel, chat_id, await self.begin(channel))
+        return True
+
     async def take(self, event: Inbound, text: str, receipt_id: str) -> Card | None:
         """The answer to the current question, or a word; None when onboarding is not under
         way (the message goes on as usual)."""

@@ -154,3 +154,14 @@ async def test_a_test_card_goes_to_the_other_channel(app: Lancelot, phone: Memor
     assert again.correlation_id == channels.correlation_id
     assert _labels(again) == ["Test card to Google Chat", "Finish"]
     assert (await _tap(app, phone, again, "Finish")).title == "Onboarding done"
+
+
+async def test_an_owner_who_became_known_is_welcomed_once(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    """Pairing's hook: the first question goes to the chat of the owner just paired."""
+    assert await app.onboarding.welcome(phone.name, "owner-chat")
+    _, card = await phone.next_card()
+    assert card.title == "Hello, I'm Lancelot"
+    assert not await app.onboarding.welcome(phone.name, "owner-chat")  # begun already
+    assert (await say(app, phone, "Ana")).title == "Step 2 of 4: the model provider"
