@@ -51,6 +51,8 @@ async def wire_onboarding(
     await onboarding.setup()
     onboarding.register(app.commands)
     app.status_fields["Onboarding"] = onboarding.label
+    if router.budget is not None:  # budget days follow the timezone chosen here
+        router.budget.prefer_zone(lambda: onboarding.progress.timezone)
     return onboarding
 
 

@@ -107,7 +107,8 @@ class LLMSettings(Section):
 
 class BudgetSettings(Section):
     """Spending caps (USD) on the paid flagship providers; unset means no cap. Days and months
-    are the owner's (scheduler.timezone, else the jobs file's zone, UTC by default)."""
+    are the owner's (chosen in onboarding, else scheduler.timezone, else the jobs file's zone,
+    UTC by default)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 

@@ -161,6 +161,11 @@ class Budget:
         self._announce = announce
         self._unpriced: set[str] = set()  # models already named in the log as unpriced
 
+    def prefer_zone(self, chosen: Callable[[], str | None]) -> None:
+        """Read days and months in the zone the owner chose in chat, once there is one."""
+        fallback = self._zone
+        self._zone = lambda: chosen() or fallback()
+
     async def status(self) -> BudgetStatus:
         """Today's and this month's spend, and today's allowance."""
         periods = Periods.at(self._clock(), self._zone())

@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.app import Lancelot
+from bot.app import Lancelot, assemble
+from core.config import load_settings
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.llm.model_file import resolve_model
 from core.scheduler import JobContext
@@ -280,3 +281,20 @@ async def test_budget_days_follow_the_owners_timezone(tmp_path: Path) -> None:
         assert usage["Budget days"] == f"{today} ({zone})"
         assert usage["Spent today"] == "$0.00 of $1.00 (0%)"
         assert usage["Allowed today"] == "nothing"
+
+
+async def test_budget_days_follow_the_timezone_chosen_in_onboarding(tmp_path: Path) -> None:
+    settings = load_settings(
+        environ={"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_BUDGET_DAILY_USD": "1"}
+    )
+    async with assemble(settings, web=False) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        assert fields(await say(app, phone, "/usage"))["Budget days"].endswith("(UTC)")
+        await say(app, phone, "/start")
+        provider = await say(app, phone, "Ana")
+        await tap(app, phone, provider, "Continue")
+        await phone.next_card()  # the timezone step
+        await say(app, phone, "Tokyo")
+        today = datetime.now(ZoneInfo("Asia/Tokyo")).strftime("%Y-%m-%d")
+        assert fields(await say(app, phone, "/usage"))["Budget days"] == f"{today} (Asia/Tokyo)"
