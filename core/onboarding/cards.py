@@ -82,8 +82,9 @@ def timezone_body(progress: Progress, default: str) -> str:
     """The timezone question."""
     now = progress.timezone or default
     return (
-        f"Which timezone are you in? Scheduled jobs, reminders and quiet hours follow it "
-        f"(now: {now}). Type a name like Europe/Paris or America/New_York, or a city."
+        f"Which timezone are you in (now: {now})? Reminders and quiet hours follow it at "
+        "once, the jobs in scheduler.yaml from my next start. Type a name like Europe/Paris "
+        "or America/New_York, or a city."
     )
 
 
