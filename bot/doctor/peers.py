@@ -14,11 +14,8 @@ import aiohttp
 
 from bot.doctor.report import Finding, failed, in_thread, ok, skipped
 from core.config import Settings
-from core.errors import ProviderUnavailable, TransientError
-from core.llm.flagship import FlagshipConfig
-from core.llm.providers import FLAGSHIPS, KEY_NAMES, build_provider
-from core.llm.retry import KeyRefused, RetryPolicy, Unreachable
-from core.llm.types import CompletionRequest, Message, Role
+from core.llm.key_check import KeyProblem, check_key
+from core.llm.providers import FLAGSHIPS, KEY_NAMES
 
 CHAT_SCOPE = "https://www.googleapis.com/auth/chat.bot"
 SKEW_WARN = 30.0  # seconds; Date headers have a one-second grain, plus the trip
@@ -134,23 +131,6 @@ def check_gchat(settings: Settings) -> list[Finding]:
     return [ok(name, f"service account {credentials.service_account_email}{audience}")]
 
 
-def _config(settings: Settings, provider: str, timeout: float) -> FlagshipConfig | None:
-    llm = settings.llm
-    secret = getattr(llm, f"{provider}_api_key")
-    key = secret.get_secret_value() if secret is not None else ""
-    if not key:
-        return None
-    return FlagshipConfig(
-        name=provider,
-        api_key=key,
-        fast_model=getattr(llm, f"{provider}_fast_model"),
-        deep_model=getattr(llm, f"{provider}_deep_model"),
-        base_url=getattr(llm, f"{provider}_base_url"),
-        timeout=timeout,
-        retry=RetryPolicy(attempts=1, timeout=timeout),  # a doctor asks once
-    )
-
-
 def provider_names(settings: Settings) -> list[str]:
     """The providers to check: each with a key, and the one LANCELOT_PROVIDER names."""
     llm = settings.llm
@@ -160,44 +140,25 @@ def provider_names(settings: Settings) -> list[str]:
 
 
 async def check_provider(settings: Settings, provider: str, limit: float) -> list[Finding]:
-    """A one-token completion through the provider's own SDK, at its base URL."""
+    """A one-token completion through the provider's own SDK, at its base URL (the check
+    onboarding and `lancelot setup` make too: core/llm/key_check.py)."""
     name = f"{provider} key"
     key_name = KEY_NAMES[provider]
-    config = _config(settings, provider, limit)
-    if config is None:
-        fix = f"set {key_name}, or LANCELOT_PROVIDER to a provider whose key you have"
-        return [failed(name, f"LANCELOT_PROVIDER is {provider} but {key_name} is not set", fix)]
-    where = _host(config.base_url) if config.base_url else f"{provider}'s API"
-    # Importing an SDK takes a while and is no wait on the peer: only the call is timed
-    # (the SDK's timeout and the one attempt's are both `limit`).
-    model = await in_thread(lambda: build_provider(config))
-    request = CompletionRequest(messages=(Message(Role.USER, "ping"),), max_tokens=1)
-    try:
-        await model.complete(request)
-    except ProviderUnavailable as exc:
-        return [_classified(name, key_name, where, exc.__cause__)]
-    finally:
-        closer = getattr(model, "aclose", None)
-        if closer is not None:
-            await closer()
-    return [ok(name, f"{config.fast_model} answered at {where}")]
-
-
-def _classified(name: str, key_name: str, where: str, cause: BaseException | None) -> Finding:
-    if isinstance(cause, KeyRefused):
-        return failed(name, f"{where} refused the key ({cause})", f"set {key_name} to a valid key")
     base = key_name.replace("_API_KEY", "_BASE_URL")
-    if isinstance(cause, Unreachable):
-        return failed(name, f"cannot reach {where}", f"check the network, or {base}")
-    if isinstance(cause, TransientError):  # a timeout, 429 or 5xx: there, but not answering
-        return failed(
-            name,
-            f"{where} did not answer in time or is busy ({cause})",
-            f"try again later, or check {base}",
-        )
-    return failed(
-        name, f"{where} answered, but not as expected: {cause}", f"check {base} and the model names"
-    )
+    check = await check_key(settings.llm, provider, limit, in_thread=in_thread)
+    if check.problem is None:
+        return [ok(name, check.detail)]
+    if check.problem is KeyProblem.MISSING:
+        fix = f"set {key_name}, or LANCELOT_PROVIDER to a provider whose key you have"
+        detail = f"LANCELOT_PROVIDER is {provider} but {key_name} is not set"
+        return [failed(name, detail, fix)]
+    fixes = {
+        KeyProblem.REFUSED: f"set {key_name} to a valid key",
+        KeyProblem.UNREACHABLE: f"check the network, or {base}",
+        KeyProblem.BUSY: f"try again later, or check {base}",
+        KeyProblem.UNEXPECTED: f"check {base} and the model names",
+    }
+    return [failed(name, check.detail, fixes[check.problem])]
 
 
 def clock_peer(settings: Settings) -> str | None:

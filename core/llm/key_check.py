@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
@@ -12,7 +13,7 @@ from core.errors import ProviderUnavailable, TransientError
 from core.llm.flagship import FlagshipConfig
 from core.llm.providers import KEY_NAMES, build_provider, flagship_config
 from core.llm.retry import KeyRefused, RetryPolicy, Unreachable
-from core.llm.types import CompletionRequest, Message, Role
+from core.llm.types import CompletionRequest, Message, Provider, Role
 
 PING = CompletionRequest(messages=(Message(Role.USER, "ping"),), max_tokens=1)
 
@@ -48,15 +49,26 @@ def where(config: FlagshipConfig) -> str:
     return f"{config.name}'s API"
 
 
-async def check_key(llm: LLMSettings, provider: str, limit: float = 10.0) -> KeyCheck:
+async def _to_thread(build: Callable[[], Provider]) -> Provider:
+    return await asyncio.to_thread(build)
+
+
+async def check_key(
+    llm: LLMSettings,
+    provider: str,
+    limit: float = 10.0,
+    *,
+    in_thread: Callable[[Callable[[], Provider]], Awaitable[Provider]] = _to_thread,
+) -> KeyCheck:
     """Ask `provider` for one token with its key, once, within `limit` seconds (the SDK's
-    timeout and the one attempt's)."""
+    timeout and the one attempt's). `in_thread` runs the SDK's import and set-up (the
+    doctor's runs in a daemon thread, so a hang cannot keep the process from exiting)."""
     once = RetryPolicy(attempts=1, timeout=limit)
     config = flagship_config(llm, provider, timeout=limit, retry=once)
     if config is None:
         return KeyCheck(provider, f"{KEY_NAMES[provider]} is not set", KeyProblem.MISSING)
     # Importing an SDK takes a while and is no wait on the peer: only the call is timed.
-    model = await asyncio.to_thread(build_provider, config)
+    model = await in_thread(lambda: build_provider(config))
     try:
         await model.complete(PING)
     except ProviderUnavailable as exc:
