@@ -9,13 +9,15 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from bot.app import Lancelot, assemble
 from bot.console.channel import ConsoleChannel, stdin_reader
+from bot.pairing import OwnerBook
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
 from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
+from core.security.pairing import PairingLimits
 
 if TYPE_CHECKING:
     from bot.gchat.setup import GchatWiring
@@ -59,8 +61,20 @@ async def _attach_console(app: Lancelot) -> ConsoleChannel:
     return console
 
 
+def owner_book(
+    app: Lancelot, out: TextIO | None = None, limits: PairingLimits | None = None
+) -> OwnerBook:
+    """Who owns each channel, shown in /status; an owner who pairs is greeted, then
+    onboarding begins in that chat (`out`: where pairing codes are printed, stdout;
+    `limits`: the code's lifetime and the tries allowed)."""
+    owners = OwnerBook(app.settings, app.home, out=out, limits=limits)
+    app.status_fields["Owner"] = owners.describe
+    owners.on_new_owner.append(lambda new: app.onboarding.welcome(new.channel, new.chat_id))
+    return owners
+
+
 def _gchat_wiring(settings: Settings) -> GchatWiring | None:
-    if not (settings.gchat_enabled or settings.gchat.webhook_url is not None):
+    if not (settings.gchat.audience or settings.gchat.webhook_url is not None):
         return None
     # google-auth and its transport take a moment to import: only when Google Chat is on.
     from bot.gchat.setup import GchatWiring
@@ -82,7 +96,8 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
     stop = asyncio.Event()
     _install_signals(stop, features)
     chat = mode == "chat"
-    telegram = settings.telegram_enabled and not chat
+    # A token alone is enough: with no owner in the settings or paired before, it pairs.
+    telegram = settings.telegram.bot_token is not None and not chat
     if telegram:
         # python-telegram-bot and httpx take a second to import: only when Telegram is on.
         from bot.telegram import attach_telegram, webhook_endpoint
@@ -92,12 +107,13 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
     if gchat is not None:
         routes = [*routes, *gchat.routes()]
     async with assemble(settings, features=features, web_optional=chat, routes=routes) as app:
+        owners = owner_book(app)
         if telegram:
-            await attach_telegram(app, webhook=hook)
+            await attach_telegram(app, webhook=hook, owners=owners)
         if gchat is not None:
-            await gchat.attach(app)
+            await gchat.attach(app, owners)
         console = None
-        channels_configured = settings.telegram_enabled or settings.gchat_enabled
+        channels_configured = telegram or bool(settings.gchat.audience)
         if chat or (not channels_configured and sys.stdin.isatty()):
             console = await _attach_console(app)
         app.health.mark_ready()
@@ -106,7 +122,8 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
         if not chat and console is None and not channels_configured:
             log.warning(
                 "no channel configured and no terminal attached: serving the web app only; "
-                "set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID, or run `lancelot chat`"
+                "set TELEGRAM_BOT_TOKEN (then send the bot the pairing code printed here), "
+                "or run `lancelot chat`"
             )
         waiters = [asyncio.create_task(stop.wait())]
         if console is not None:

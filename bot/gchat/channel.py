@@ -32,9 +32,10 @@ from bot.gchat.health import PushHealth, certificates_reason
 from bot.gchat.push import ChatApi, Thread, WebhookPush, load_credentials
 from bot.gchat.replies import Reply, ReplyKind
 from bot.gchat.verify import RequestVerifier, Unverified, audience_is_url
+from bot.pairing import PairingGate
 from core.bus import Bus
 from core.config.settings import GChatSettings
-from core.errors import DeliveryFailed, DeliveryRejected
+from core.errors import DeliveryFailed, DeliveryRejected, LancelotError
 from core.events import ButtonPress, Card, FileOffer, Inbound, MessageRef
 from core.security.refusals import RefusalLog
 
@@ -58,13 +59,20 @@ class GchatChannel:
         refusals: RefusalLog,
         endpoint: GchatEndpoint | None = None,
         action_url: str = "",
+        owner: str | None = None,
+        pairing: PairingGate | None = None,
     ) -> None:
+        """`owner`: the owner's email (default GCHAT_OWNER_EMAIL); `pairing`: where a verified
+        stranger's message goes while there is none (an owner who pairs is adopted at once)."""
         self._bus = bus
         self._settings = settings
         self._refusals = refusals
         self._endpoint = endpoint
         self._action_url = action_url  # what add-on buttons call (the endpoint URL)
-        self._owner = (settings.owner_email or "").strip().lower()
+        self._owner = (owner if owner is not None else settings.owner_email or "").strip().lower()
+        self._pairing = pairing
+        if pairing is not None:
+            pairing.bind(self.adopt)
         self._exchanges = Exchanges()
         self._threads: dict[str, tuple[str, float]] = {}
         self._format = EventFormat.CLASSIC
@@ -142,6 +150,44 @@ class GchatChannel:
     def is_owner(self, event: ChatEvent) -> bool:
         """Only GCHAT_OWNER_EMAIL, and only a human."""
         return bool(self._owner) and event.user_is_human and event.user_email == self._owner
+
+    def adopt(self, owner_id: str) -> None:
+        """Treat `owner_id` (an email, who just paired) as the owner from now on."""
+        self._owner = owner_id.strip().lower()
+
+    def pairing_open(self, event: ChatEvent) -> bool:
+        """Whether this stranger's event goes to pairing: a verified human's message while
+        the channel has no owner."""
+        gate = self._pairing
+        return (
+            gate is not None
+            and not gate.closed
+            and event.kind is EventKind.MESSAGE
+            and event.user_is_human
+            and bool(event.user_email and event.space)
+        )
+
+    async def pair(self, event: ChatEvent) -> Reply | None:
+        """The pairing gate's answer to a stranger's message: the first card rides on the
+        event's answer, any after it (onboarding's first question) are pushed."""
+        assert self._pairing is not None
+        self._format = event.format
+        email = event.user_email.strip().lower()
+        exchange = self._exchanges.start(event.space)
+        answered = []
+
+        async def reply(card: Card) -> None:
+            answered.append(card)
+            try:
+                await self._bus.send(NAME, event.space, card)
+            except LancelotError as exc:
+                log.warning("gchat: a pairing answer was not delivered: %s", exc)
+
+        await self._pairing.knock(email, event.space, email, event.text, reply)
+        if self._owner == email:
+            self._owner_space = event.space
+        wait = self._settings.reply_wait_seconds if answered else 0.0
+        return await self._exchanges.wait(exchange, wait)
 
     async def handle(self, event: ChatEvent) -> Reply | None:
         """Publish the owner's message or click; wait briefly for a card to answer with."""

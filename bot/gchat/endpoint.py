@@ -2,7 +2,8 @@
 
 Every request must carry a bearer token that verifies (else 401 and a bounded receipt, never
 the token); the body must be an event in either format (else 400); events from anyone but
-the owner reach nothing (an empty answer and a bounded receipt). The rest is answered in the
+the owner reach nothing (an empty answer and a bounded receipt), except a message while the
+channel has no owner yet, which the pairing gate answers. The rest is answered in the
 event's own format, possibly with a card, after the channel has handled it.
 """
 
@@ -38,6 +39,14 @@ class EventService(Protocol):
 
     async def handle(self, event: ChatEvent) -> Reply | None:
         """Handle an owner's event; the synchronous answer, if any."""
+        ...
+
+    def pairing_open(self, event: ChatEvent) -> bool:
+        """Whether a stranger's event goes to pairing (the channel has no owner yet)."""
+        ...
+
+    async def pair(self, event: ChatEvent) -> Reply | None:
+        """The pairing gate's answer to a stranger's message, if any."""
         ...
 
 
@@ -86,6 +95,8 @@ class GchatEndpoint:
         if event.kind in (EventKind.MESSAGE, EventKind.CLICK, EventKind.ADDED) and (
             not service.is_owner(event)
         ):
+            if service.pairing_open(event):  # the gate keeps its own bounded receipts
+                return web.json_response(answer(event.format, await service.pair(event)))
             _refuse(event, refusals)
             return web.json_response({})
         return web.json_response(answer(event.format, await service.handle(event)))

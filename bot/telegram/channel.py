@@ -25,6 +25,7 @@ from telegram.constants import ChatAction
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import TypeHandler
 
+from bot.pairing import PairingGate
 from bot.telegram.application import TelegramTuning, build_application
 from bot.telegram.arrivals import Arrivals
 from bot.telegram.files import download, upload
@@ -73,8 +74,12 @@ class TelegramChannel:
         tuning: TelegramTuning | None = None,
         tasks: Supervisor | None = None,
         on_recovered: Callable[[], None] | None = None,
+        owners: Sequence[int] | None = None,
+        pairing: PairingGate | None = None,
     ) -> None:
-        """`on_recovered`: called when polling works again after an outage."""
+        """`on_recovered`: called when polling works again after an outage. `owners`: who
+        the owner is (default TELEGRAM_OWNER_ID); `pairing`: where strangers' messages go
+        while there is none (an owner who pairs is adopted at once)."""
         self._settings = settings
         self._supervisor = tasks or Supervisor()
         self._tuning = tuning or TelegramTuning()
@@ -89,7 +94,10 @@ class TelegramChannel:
         self._downloads = httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=60.0), verify=self._tuning.verify_tls
         )
-        self._router = UpdateRouter(bus, frozenset(settings.owner_ids), self._presses, refusals)
+        self._owners = set(settings.owner_ids if owners is None else owners)
+        self._router = UpdateRouter(bus, self._owners, self._presses, refusals, pairing)
+        if pairing is not None:
+            pairing.bind(self.adopt)
         self._arrivals = Arrivals(inbox, self._bot, self._app.update_queue.put)
         self._on_recovered = on_recovered
         self._app.add_handler(TypeHandler(Update, self._route))
@@ -102,7 +110,11 @@ class TelegramChannel:
     @property
     def owner_chat_ids(self) -> tuple[str, ...]:
         """The owners' private chats (a private chat's id is the user's id)."""
-        return tuple(str(owner) for owner in self._settings.owner_ids)
+        return tuple(str(owner) for owner in sorted(self._owners))
+
+    def adopt(self, owner_id: str) -> None:
+        """Treat `owner_id` (who just paired) as the owner from now on."""
+        self._owners.add(int(owner_id))
 
     @property
     def poller(self) -> Poller | None:

@@ -6,6 +6,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.home import load_secret
+from bot.pairing import OwnerBook
 from bot.telegram.application import TelegramTuning
 from bot.telegram.channel import TelegramChannel, WebhookMode
 from bot.telegram.incoming import NAME
@@ -25,7 +26,7 @@ def webhook_endpoint(settings: Settings) -> WebhookEndpoint | None:
     """The webhook route to give `assemble(routes=...)`, when Telegram runs in webhook mode
     (the web app's routes are fixed once it starts, so this comes before the channel)."""
     url = settings.telegram.webhook_url
-    if not settings.telegram_enabled or not url:
+    if settings.telegram.bot_token is None or not url:
         return None
     return WebhookEndpoint(webhook_path(url))
 
@@ -35,12 +36,18 @@ async def attach_telegram(
     *,
     webhook: WebhookEndpoint | None = None,
     tuning: TelegramTuning | None = None,
+    owners: OwnerBook | None = None,
 ) -> TelegramChannel:
     """Start the Telegram channel on `app`: durable delivery, health check, webhook or polling.
+    With no owner in the settings or paired before (`owners`), it starts pairing.
 
     Raises ConfigError when the token is rejected or webhook mode cannot work here.
     """
     settings = app.settings.telegram
+    book = owners or OwnerBook(app.settings, app.home)
+    app.status_fields.setdefault("Owner", book.describe)
+    known = book.telegram_ids()
+    pairing = None if known else book.open(NAME, ledger=app.ledger, tasks=app.tasks)
     mode = None
     if settings.webhook_url:
         if webhook is None or app.web_port is None:
@@ -60,6 +67,8 @@ async def attach_telegram(
         tuning=tuning,
         tasks=app.tasks,
         on_recovered=lambda: app.outbox.retry_now(NAME),  # the backlog goes at once
+        owners=known,
+        pairing=pairing,
     )
     await app.attach(channel, durable=True)  # the outbox resumes before anything is handled
     abandoned = await channel.listen()

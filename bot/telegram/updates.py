@@ -2,8 +2,10 @@
 
 An update from anyone else reaches nothing: no reply, no bus event, only a bounded receipt
 (and, for a button press, the "Not allowed" answer Telegram needs to stop the spinner); a
-stranger's file is never downloaded. Everything the owner sends becomes an Inbound, even
-what Lancelot does not take (a sticker, an edit): the core answers it.
+stranger's file is never downloaded. While the channel has no owner yet, a private text
+message from anyone goes to the pairing gate instead (bot/pairing.py), which answers it.
+Everything the owner sends becomes an Inbound, even what Lancelot does not take (a sticker,
+an edit): the core answers it.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from telegram import CallbackQuery, Update, User
+from telegram import CallbackQuery, Message, Update, User
 
+from bot.pairing import PairingGate
 from bot.telegram.incoming import NAME, inbound
 from bot.telegram.presses import PressAnswers
 from core.bus import Bus
-from core.events import ButtonPress, MessageRef
+from core.errors import LancelotError
+from core.events import ButtonPress, Card, MessageRef
 from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -29,18 +33,29 @@ class UpdateRouter:
     """Checks who sent an update, then publishes it as an Inbound or a ButtonPress."""
 
     def __init__(
-        self, bus: Bus, owners: frozenset[int], presses: PressAnswers, refusals: RefusalLog
+        self,
+        bus: Bus,
+        owners: set[int],
+        presses: PressAnswers,
+        refusals: RefusalLog,
+        pairing: PairingGate | None = None,
     ) -> None:
+        """`owners` is the channel's own set: an owner who pairs is added to it."""
         self._bus = bus
         self._owners = owners
         self._presses = presses
         self._refusals = refusals
+        self._pairing = pairing
 
     async def handle(self, update: Update, context: Any = None) -> bool:
         """The one PTB handler: every update passes here. True when it went on the bus
         (which marks it handled in the inbox); False when nothing further handles it."""
         user = update.effective_user
         if user is None or user.is_bot or user.id not in self._owners:
+            message = update.message
+            if user is not None and message is not None and self._pairs(message):
+                await self._knock(message, user)
+                return False
             self._refuse(update, user)
             return False
         arrival = update.update_id
@@ -72,6 +87,28 @@ class UpdateRouter:
                 arrival=arrival,
             )
         )
+
+    def _pairs(self, message: Message) -> bool:
+        """Whether a stranger's message goes to pairing: text, in a private chat, while the
+        channel has no owner."""
+        gate = self._pairing
+        private = message.chat.type == "private"
+        return gate is not None and not gate.closed and bool(message.text) and private
+
+    async def _knock(self, message: Message, user: User) -> None:
+        """A message while pairing: the gate judges it; its answers go to that chat."""
+        gate = self._pairing
+        assert gate is not None
+        chat_id = str(message.chat.id)
+        name = " ".join(p for p in (user.first_name, user.last_name) if p)
+
+        async def reply(card: Card) -> None:
+            try:
+                await self._bus.send(NAME, chat_id, card)
+            except LancelotError as exc:
+                log.warning("telegram: a pairing answer was not delivered: %s", exc)
+
+        await gate.knock(str(user.id), chat_id, name, message.text or "", reply)
 
     def _refuse(self, update: Update, user: User | None) -> None:
         chat = update.effective_chat

@@ -1,0 +1,199 @@
+"""Pairing on Telegram: with a token and no TELEGRAM_OWNER_ID, the first person to send the
+code printed where Lancelot runs becomes the owner, kept across restarts; wrong, expired and
+too many codes are refused; strangers after pairing reach nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import stat
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.app import Lancelot, assemble
+from bot.runner import owner_book
+from bot.telegram import attach_telegram
+from core.config import Settings
+from core.receipts.base import ReceiptQuery
+from core.receipts.model import StoredReceipt
+from core.security.pairing import PairingLimits
+from tests.fakes.telegram import FakeTelegram, SentMessage
+
+from .harness import OWNER, QUICK, STRANGER, TUNING, eventually, settings_for
+
+CODE = re.compile(r"Pairing code for Telegram: ([A-Z2-9]{4}-[A-Z2-9]{4})")
+ASKS = "Send me the code shown where Lancelot runs"
+
+
+@dataclass
+class Pairing:
+    """A running Lancelot without a configured owner, and what it printed."""
+
+    tg: FakeTelegram
+    console: io.StringIO
+    app: Lancelot
+
+    def codes(self) -> list[str]:
+        return CODE.findall(self.console.getvalue())
+
+    async def pair(self, code: str, *, user_id: int = OWNER) -> tuple[SentMessage, SentMessage]:
+        """Send the right code: the greeting, then onboarding's first question."""
+        before = len(self.tg.sent)
+        self.tg.user_message(code, user_id=user_id, first_name="Ada")
+        greeting, question = (await self.tg.wait_for_sent(before + 2))[before : before + 2]
+        return greeting, question
+
+    async def say(self, text: str, *, user_id: int = OWNER) -> SentMessage:
+        before = len(self.tg.sent)
+        self.tg.user_message(text, user_id=user_id, first_name="Ada")
+        return (await self.tg.wait_for_sent(before + 1))[before]
+
+
+def unowned(tg: FakeTelegram, home: Path, **env: str) -> Settings:
+    """A token and no owner: what a new user sets first."""
+    return settings_for(tg, home, TELEGRAM_OWNER_ID="", **env)
+
+
+@contextlib.asynccontextmanager
+async def pairing(
+    tg: FakeTelegram, settings: Settings, limits: PairingLimits | None = None
+) -> AsyncIterator[Pairing]:
+    """assemble() + attach_telegram() as `lancelot run` does, the console captured."""
+    console = io.StringIO()
+    async with assemble(settings, delivery=QUICK) as app:
+        owners = owner_book(app, console, limits)
+        await attach_telegram(app, tuning=TUNING, owners=owners)
+        yield Pairing(tg, console, app)
+
+
+async def receipts(running: Pairing, action_type: str) -> list[StoredReceipt]:
+    ledger = running.app.ledger
+    await ledger.flush()
+    return list((await ledger.page(ReceiptQuery(action_type=action_type, limit=200))).receipts)
+
+
+async def test_the_right_code_makes_the_sender_the_owner_kept_across_a_restart(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = unowned(tg, tmp_path / "home")
+    async with pairing(tg, settings) as running:
+        [code] = running.codes()
+        asked = await running.say("/start")
+        greeted, onboarding = await running.pair(code.lower().replace("-", " "))  # as typed
+        status = await running.say("/status")
+
+    assert ASKS in asked["plain_text"]
+    assert code not in asked["plain_text"]  # the code is shown only where Lancelot runs
+    assert greeted["chat_id"] == OWNER
+    assert "you are my owner" in greeted["plain_text"]
+    assert "Hello Ada" in greeted["plain_text"]
+    assert onboarding["chat_id"] == OWNER  # onboarding begins right after the greeting
+    assert "Step 1 of 4: your name" in onboarding["plain_text"]
+    assert re.search(
+        rf"Owner: Telegram: {OWNER} \(Ada\), paired on \d{{4}}-\d\d-\d\d", status["plain_text"]
+    )
+    kept = tmp_path / "home" / "owners.json"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert json.loads(kept.read_text())["owners"]["telegram"]["owner_id"] == str(OWNER)
+
+    async with pairing(tg, settings) as again:
+        assert again.codes() == []  # the owner is known: no pairing
+        status = await again.say("/status")
+        await again.app.drain()
+        kinds = [r.action_name for r in await receipts(again, "pairing")]
+    assert "Status" in status["plain_text"]
+    assert f"{OWNER} (Ada), paired on" in status["plain_text"]
+    assert sorted(kinds) == ["not_a_code", "paired"]  # the /start before the code; the code
+
+
+async def test_a_wrong_code_is_refused_and_never_written_down(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with pairing(tg, unowned(tg, tmp_path / "home")) as running:
+        [code] = running.codes()
+        wrong = "ZZZZ-ZZZZ" if code != "ZZZZ-ZZZZ" else "YYYY-YYYY"
+        refused = await running.say(wrong, user_id=STRANGER)
+        status_by_stranger = await running.say("/status", user_id=STRANGER)
+        refusals = await receipts(running, "pairing")
+
+    assert "not the code" in refused["plain_text"]
+    assert ASKS in status_by_stranger["plain_text"]  # no command works before pairing
+    assert "Owner" not in status_by_stranger["plain_text"]
+    assert refusals  # a receipt, without what was typed
+    for receipt in refusals:
+        shown = json.dumps([receipt.inputs, receipt.outputs])
+        assert wrong not in shown
+        assert code not in shown
+    log = (tmp_path / "home").glob("logs/*.log")
+    for path in log:
+        assert wrong not in path.read_text()
+    assert not (tmp_path / "home" / "owners.json").exists()
+
+
+async def test_an_expired_code_is_refused_and_a_new_one_is_printed(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    limits = PairingLimits(code_ttl=0.5)
+    async with pairing(tg, unowned(tg, tmp_path / "home"), limits) as running:
+        [first] = running.codes()
+        await eventually(lambda: len(running.codes()) >= 2)
+        late = await running.say(first)
+        fresh = running.codes()[-1]
+        paired, _ = await running.pair(fresh)
+
+    assert "expired" in late["plain_text"]
+    assert fresh != first
+    assert "within 0.5 seconds" in running.console.getvalue()
+    assert "you are my owner" in paired["plain_text"]
+
+
+async def test_too_many_tries_are_refused_for_a_while_even_with_the_right_code(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    limits = PairingLimits(tries_per_sender=3, sender_window=600)
+    async with pairing(tg, unowned(tg, tmp_path / "home"), limits) as running:
+        [code] = running.codes()
+        for guess in ("AAAA-AAAA", "BBBB-BBBB", "CCCC-CCCC"):
+            await running.say(guess, user_id=STRANGER)
+        blocked = await running.say(code, user_id=STRANGER)
+        other, _ = await running.pair(code)  # another person is not held back by the first
+
+    assert "Too many tries. Try again in 10 minute(s)" in blocked["plain_text"]
+    assert blocked["chat_id"] == STRANGER
+    assert "you are my owner" in other["plain_text"]
+    assert other["chat_id"] == OWNER
+
+
+async def test_after_pairing_a_stranger_reaches_nothing_and_leaves_one_receipt(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with pairing(tg, unowned(tg, tmp_path / "home")) as running:
+        [code] = running.codes()
+        await running.pair(code)
+        sent = len(tg.sent)
+        for _ in range(5):
+            tg.user_message(code, user_id=STRANGER)
+        tg.user_message("/status", user_id=STRANGER)
+        answered = await running.say("/help")  # the owner still is, after the stranger's
+        strangers = await receipts(running, "stranger")
+
+    assert answered["chat_id"] == OWNER
+    assert len(tg.sent) == sent + 1
+    assert tg.messages_in(STRANGER) == []
+    assert len(strangers) == 1  # bounded: one an hour per sender, with the count
+    assert json.loads(strangers[0].inputs)["sender_id"] == str(STRANGER)
+
+
+async def test_a_configured_owner_wins_and_pairing_never_runs(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with pairing(tg, settings_for(tg, tmp_path / "home")) as running:
+        tg.user_message("hello", user_id=STRANGER)
+        status = await running.say("/status")
+
+    assert running.codes() == []
+    assert tg.messages_in(STRANGER) == []
+    assert f"Owner: Telegram: {OWNER} (from settings)" in status["plain_text"]

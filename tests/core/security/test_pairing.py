@@ -1,0 +1,117 @@
+"""The pairing code and its tries, on a clock the test moves; and owners.json."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from core.errors import StorageError
+from core.security.owners import OwnerStore, PairedOwner
+from core.security.pairing import ALPHABET, LENGTH, Pairing, PairingLimits, Verdict, shown
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def started(limits: PairingLimits | None = None) -> tuple[Pairing, Clock, list[str]]:
+    clock, codes = Clock(), []
+    pairing = Pairing(lambda code, ttl: codes.append(code), limits=limits, clock=clock)
+    return pairing, clock, codes
+
+
+def test_codes_are_short_unambiguous_and_fresh_each_time() -> None:
+    made = {started()[2][0] for _ in range(200)}
+    assert len(made) == 200
+    for code in made:
+        assert len(code) == LENGTH
+        assert set(code) <= set(ALPHABET)
+        assert not set(code) & set("IO01")
+
+
+def test_the_right_code_pairs_once_however_it_is_typed() -> None:
+    pairing, _, [code] = started()
+    assert pairing.attempt("a", f"  {shown(code).lower()} ").verdict is Verdict.PAIRED
+    assert pairing.attempt("b", code).verdict is Verdict.CLOSED  # single use
+    assert pairing.attempt("b", code).answer is False
+
+
+def test_an_expired_code_is_told_apart_and_a_new_one_announced() -> None:
+    pairing, clock, codes = started(PairingLimits(code_ttl=600))
+    clock.now += 599
+    pairing.refresh()
+    assert len(codes) == 1
+    clock.now += 1
+    assert pairing.attempt("a", codes[0]).verdict is Verdict.EXPIRED
+    assert len(codes) == 2
+    assert pairing.attempt("a", codes[1]).verdict is Verdict.PAIRED
+
+
+def test_a_sender_out_of_tries_waits_even_with_the_right_code() -> None:
+    pairing, clock, [code] = started(
+        PairingLimits(tries_per_sender=3, sender_window=900, code_ttl=3600)
+    )
+    for _ in range(3):
+        assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    refused = pairing.attempt("a", code)
+    assert refused.verdict is Verdict.TOO_MANY
+    assert refused.wait_seconds == pytest.approx(900)
+    clock.now += 900
+    assert pairing.attempt("a", code).verdict is Verdict.PAIRED
+
+
+def test_many_senders_together_lock_everyone_out_and_the_code_is_replaced() -> None:
+    limits = PairingLimits(tries_overall=10, overall_window=600, code_ttl=3600)
+    pairing, clock, codes = started(limits)
+    for n in range(10):
+        assert pairing.attempt(f"bot{n}", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert len(codes) == 2  # the guessed-at code is gone
+    assert pairing.attempt("owner", codes[0]).verdict is Verdict.TOO_MANY
+    assert pairing.attempt("owner", codes[1]).verdict is Verdict.TOO_MANY
+    clock.now += 600
+    assert pairing.attempt("owner", codes[0]).verdict is Verdict.WRONG  # not "expired"
+    assert pairing.attempt("owner", codes[1]).verdict is Verdict.PAIRED
+
+
+def test_replies_to_one_sender_are_bounded() -> None:
+    pairing, clock, _ = started(PairingLimits(replies_per_sender=3, reply_window=3600))
+    answered = [pairing.attempt("a", "hello").answer for _ in range(5)]
+    assert answered == [True, True, True, False, False]
+    assert pairing.attempt("b", "hello").answer is True
+    clock.now += 3600
+    assert pairing.attempt("a", "hello").answer is True
+
+
+def test_words_are_not_tries() -> None:
+    pairing, _, [code] = started(PairingLimits(tries_per_sender=1))
+    for text in ("/start", "hello there", "12345678"):
+        assert pairing.attempt("a", text).verdict is Verdict.NOT_A_CODE
+    assert pairing.attempt("a", code).verdict is Verdict.PAIRED
+
+
+def test_owners_file_is_private_replaced_whole_and_forgets_by_channel(tmp_path: Path) -> None:
+    store = OwnerStore(tmp_path)
+    assert store.load() == {}
+    ada = PairedOwner("telegram", "42", "Ada", "2026-11-26T22:00:00+00:00")
+    bob = PairedOwner("gchat", "bob@example.test", "", "2026-11-26T22:01:00+00:00")
+    store.save(ada)
+    store.save(bob)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert OwnerStore(tmp_path).load() == {"telegram": ada, "gchat": bob}
+    assert store.forget("telegram") == (ada,)
+    assert store.load() == {"gchat": bob}
+    assert store.forget("telegram") == ()
+    assert [p.name for p in tmp_path.iterdir()] == ["owners.json"]  # no temporary left
+
+
+def test_a_damaged_owners_file_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "owners.json").write_text(json.dumps({"owners": {"telegram": {"x": 1}}}))
+    with pytest.raises(StorageError, match="remove it to pair again"):
+        OwnerStore(tmp_path).load()
