@@ -4,6 +4,7 @@ router thinks with, now and after a restart, over LANCELOT_PROVIDER."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
@@ -11,7 +12,7 @@ from core.config import load_settings
 from core.llm.key_check import KeyProblem, check_key
 from core.llm.router import Router
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.llm import FakeAnthropic, FakeOpenAI
+from tests.fakes.llm import FakeAnthropic, FakeOpenAI, Reply
 from tests.fakes.owner import say, tap
 
 
@@ -88,3 +89,24 @@ async def test_check_key_says_what_went_wrong(tmp_path: Path) -> None:
     assert (missing.problem, missing.detail) == (KeyProblem.MISSING, "GEMINI_API_KEY is not set")
     gone = await check_key(llm, "openai", limit=2)  # the fake has stopped
     assert gone.problem is KeyProblem.UNREACHABLE
+
+
+async def test_the_agent_is_told_the_name(tmp_path: Path) -> None:
+    async with FakeOpenAI() as openai:
+        env = {
+            "LANCELOT_HOME": str(tmp_path / "home"),
+            "OPENAI_API_KEY": "test-key-not-real",
+            "OPENAI_BASE_URL": openai.base_url,
+        }
+        async with assemble(load_settings(environ=env), web=False) as app:
+            phone = MemoryChannel()
+            await app.attach(phone)
+            await say(app, phone, "/start")
+            await say(app, phone, "Ana", wait=30)
+            await say(app, phone, "skip")
+            checks = len(openai.requests)
+            openai.reply(Reply(text="Hello Ana."))
+            answer = await say(app, phone, "hello, who am I?", wait=30)
+            assert "Hello Ana." in answer.body
+            sent = json.dumps([r.body for r in openai.requests[checks:]])
+            assert "Call the owner Ana." in sent
