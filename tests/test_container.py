@@ -24,6 +24,7 @@ from core.tools.sandbox import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.debian import build_debian_image, exists
 from core.tools.sandbox.limits import FALLBACK_UID
 from tests.ci import unavailable
+from tests.test_container_docs import readme_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.container, pytest.mark.timeout(1800)]
 
@@ -97,13 +98,24 @@ def wait_ready(name: str, port: int) -> tuple[int, dict[str, object]]:
     raise AssertionError(f"not ready in {READY_WITHIN} s: {(logs.stdout + logs.stderr)[-3000:]}")
 
 
+def as_in_readme(image: str, name: str, volume: str) -> list[str]:
+    """The README's `docker run`, with this test's image, name, volume and a free host port."""
+    command = readme_run()
+    values = {"--name": name, "-p": "127.0.0.1::8080", "-v": f"{volume}:/data"}
+    for i, word in enumerate(command[:-1]):
+        if word in values:
+            command[i + 1] = values[word]
+    assert command[-1] == "lancelot"
+    return [*command[1:-1], image]
+
+
 @pytest.fixture
 def running(image: str) -> Iterator[str]:
     """The image run as the README says, with no tokens, on a free host port; removed after
     with its volume."""
     name = f"lancelot-test-{uuid.uuid4().hex[:8]}"
     volume = f"{name}-data"
-    docker("run", "-d", "--name", name, "-p", "127.0.0.1::8080", "-v", f"{volume}:/data", image)
+    docker(*as_in_readme(image, name, volume))
     try:
         yield name
     finally:
@@ -134,6 +146,16 @@ def test_the_image_runs_with_no_tokens_and_is_ready_from_the_host(running: str) 
     mounts = {m["Destination"]: m for m in inspect["Mounts"]}
     assert mounts["/data"]["Type"] == "volume"
     assert "ledger.db" in docker("exec", running, "ls", "/data").stdout.split()
+
+
+def test_without_an_engine_run_falls_back_inside_the_container(image: str) -> None:
+    said = docker(
+        "run", "--rm", "-i", image, "lancelot", "chat",
+        input="/run ls\n/run echo hi > b.txt\n", timeout=300,
+    ).stdout  # fmt: skip
+    assert "ran on safe_repl" in said
+    assert "the sandbox engine is not reachable" in said
+    assert "[1] Approve" in said  # nothing can be seen before it happens: it asks first
 
 
 SOCKET = Path("/var/run/docker.sock")
@@ -199,3 +221,33 @@ def test_the_docker_socket_grants_root_on_the_host(
     )
     said = with_socket(image, ["python", "-c", read])
     assert said == secret.read_text()
+
+
+LOCAL_IMAGE = "lancelot-test:local"
+GENERATE = """
+import pathlib, tempfile
+from llama_cpp import Llama
+from core.llm.model_file import resolve_model
+model = resolve_model(None, pathlib.Path(tempfile.mkdtemp()))
+llm = Llama(model_path=str(model), n_ctx=128, verbose=False)
+print(repr(llm.create_completion("The capital of France is", max_tokens=4)["choices"][0]["text"]))
+"""
+
+
+def test_the_local_extra_is_a_build_argument(image: str) -> None:
+    """LOCAL=true: llama-cpp-python compiled in the image (the slow part, once per engine:
+    the layers before it are shared with the default build) and the packaged Gemma 3 270M,
+    which loads and generates inside the container."""
+    started = time.monotonic()
+    docker(
+        "build", "--build-arg", f"BASE={BASE_IMAGE}", "--build-arg", "LOCAL=true",
+        "-t", LOCAL_IMAGE, str(REPO),
+    )  # fmt: skip
+    print(f"container build with LOCAL=true: {time.monotonic() - started:.1f} s")
+    done = docker("run", "--rm", LOCAL_IMAGE, "python", "-c", GENERATE, timeout=300)
+    text = done.stdout.strip()
+    assert text.startswith("'"), done.stderr
+    assert text.strip("'").strip(), done.stdout
+    # The default build stays without it.
+    plain = docker("run", "--rm", image, "python", "-c", "import llama_cpp", check=False)
+    assert "No module named 'llama_cpp'" in plain.stderr
