@@ -12,10 +12,12 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from bot.doctor.report import Finding, failed, in_thread, ok, skipped
+from bot.doctor.report import Finding, Status, failed, in_thread, ok, skipped
 from core.config import Settings
+from core.errors import StorageError
 from core.llm.key_check import KeyProblem, check_key
 from core.llm.providers import FLAGSHIPS, KEY_NAMES
+from core.security.owners import OwnerStore
 
 CHAT_SCOPE = "https://www.googleapis.com/auth/chat.bot"
 SKEW_WARN = 30.0  # seconds; Date headers have a one-second grain, plus the trip
@@ -66,8 +68,7 @@ async def check_telegram(settings: Settings) -> list[Finding]:
         ok("telegram token", f"@{user.get('username', '?')} ({user.get('first_name', '')})")
     ]
     if not tg.owner_ids:
-        fix = "set TELEGRAM_OWNER_ID to your numeric Telegram user id"
-        findings.append(failed("telegram owner", "not set, so Telegram stays off", fix))
+        findings.append(_paired(settings, "telegram"))
     findings.append(_webhook(settings, info.get("result") or {}))
     return findings
 
@@ -97,6 +98,22 @@ def _webhook(settings: Settings, info: dict[str, Any]) -> Finding:
     return ok(name, f"{url}, {waiting}")
 
 
+def _paired(settings: Settings, channel: str) -> Finding:
+    """No owner in the settings: the one who paired, or how to pair (optional: the channel
+    runs and asks for the code)."""
+    name = "telegram owner" if channel == "telegram" else "google chat owner"
+    try:
+        owner = OwnerStore(settings.home).get(channel)
+    except StorageError as exc:
+        return failed(name, str(exc), "remove that file, then pair again")
+    if owner is not None:
+        return ok(name, f"{owner.owner_id}, paired on {owner.paired_at[:10]}")
+    fix = "run `lancelot run` and send the bot the pairing code it prints"
+    return failed(
+        name, "none yet: the first to send the pairing code becomes it", fix, needed=False
+    )
+
+
 def check_gchat(settings: Settings) -> list[Finding]:
     """The service account file reads and parses as a key; the endpoint has its audience."""
     gc = settings.gchat
@@ -107,8 +124,9 @@ def check_gchat(settings: Settings) -> list[Finding]:
         fix = "set GCHAT_AUDIENCE to the project number (or the endpoint URL)"
         return [failed(name, "GCHAT_AUDIENCE is not set, so the endpoint is off", fix)]
     if gc.audience and not gc.owner_email:
-        fix = "set GCHAT_OWNER_EMAIL to your Google account's address"
-        return [failed(name, "GCHAT_OWNER_EMAIL is not set, so the endpoint is off", fix)]
+        owner = _paired(settings, "gchat")
+        if owner.status is not Status.OK:
+            return [owner]
     if gc.service_account_file is None:
         return [ok(name, f"audience {gc.audience}" if gc.audience else "incoming webhook only")]
     path = gc.service_account_file.expanduser()

@@ -24,6 +24,7 @@ from bot.doctor.peers import check_clock, check_gchat
 from bot.doctor.report import Finding
 from bot.home import home_lock
 from core.config import load_settings
+from core.security.owners import OwnerStore, PairedOwner
 from tests.fakes.gchat.server import SA_EMAIL, FakeGoogle
 from tests.fakes.llm.anthropic import FakeAnthropic
 from tests.fakes.llm.gemini import FakeGemini
@@ -93,6 +94,24 @@ async def test_a_healthy_setup_passes_with_ticks_and_exit_0(tmp_path: Path) -> N
     assert lines[-1].startswith("nothing needed is broken; 1 optional part missing")
     assert [r.model for r in openai.requests] == ["gpt-4o-mini"]  # one tiny call
     assert openai.requests[0].body.get("max_tokens") == 1
+
+
+async def test_a_telegram_owner_not_paired_yet_is_optional_and_a_paired_one_named(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram(GOOD_TOKEN) as tg:
+        env = base_env(tmp_path, TELEGRAM_BOT_TOKEN=GOOD_TOKEN, TELEGRAM_API_BASE_URL=tg.base_url)
+        _, before = await doctor(env, "--json")
+        OwnerStore(tmp_path / "home").save(
+            PairedOwner("telegram", "1001", "Ada", "2026-11-26T22:00:00+00:00")
+        )
+        _, after = await doctor(env, "--json")
+    unpaired = by_name(json.loads(before))["telegram owner"]
+    assert unpaired["status"] == "failed"
+    assert unpaired["needed"] is False
+    assert unpaired["fix"] == "run `lancelot run` and send the bot the pairing code it prints"
+    paired = by_name(json.loads(after))["telegram owner"]
+    assert (paired["status"], paired["detail"]) == ("ok", "1001, paired on 2026-11-26")
 
 
 async def test_bad_token_dead_engine_json_and_exit_1(tmp_path: Path) -> None:
@@ -278,6 +297,14 @@ async def test_google_chat_credentials_are_read_with_google_auth(tmp_path: Path)
     assert refused["fix"].startswith("set GCHAT_SERVICE_ACCOUNT_FILE")
     absent = gchat(**owner, GCHAT_SERVICE_ACCOUNT_FILE=str(tmp_path / "absent.json"))
     assert "cannot read (No such file or directory)" in absent["detail"]
+    unowned = gchat(GCHAT_AUDIENCE="1234567890")
+    assert unowned["detail"] == "none yet: the first to send the pairing code becomes it"
+    assert unowned["fix"] == "run `lancelot run` and send the bot the pairing code it prints"
+    OwnerStore(tmp_path / "home").save(
+        PairedOwner("gchat", "owner@example.org", "", "2026-11-26T22:00:00+00:00")
+    )
+    paired = gchat(GCHAT_AUDIENCE="1234567890", GCHAT_SERVICE_ACCOUNT_FILE=str(key_file))
+    assert paired["detail"] == f"service account {SA_EMAIL}; audience 1234567890"
     no_audience = gchat(GCHAT_OWNER_EMAIL="owner@example.org")
     assert no_audience["detail"] == "GCHAT_AUDIENCE is not set, so the endpoint is off"
     assert gchat()["status"] == "skipped"
