@@ -2,9 +2,12 @@
 
 1. Soak: `lancelot run` (a real process) against the fake Bot API, the owner sending --rate
    messages a second for --minutes, killed with SIGKILL --kills times at random moments and
-   started again at once. Reported: messages, lost (no reply), sent twice, and for each one
-   sent twice how long after Telegram accepted its first copy the kill came (the window no
-   platform lets us close: accepted, not yet marked delivered).
+   started again at once, with --outages Bot API outages (502 for --outage-seconds) and
+   --storms 429 storms (the next 5-30 sends told to wait 1-5 s) at random moments too.
+   Reported: messages, lost (no reply), sent twice, and for each one sent twice how long
+   after Telegram accepted its first copy the kill came (the window no platform lets us
+   close: accepted, not yet marked delivered), and how long that window is for every reply
+   (Telegram accepting it -> its delivered mark queued; the group commit's latency follows).
 2. Outage: Lancelot in this process (production delivery and poll timings) while the fake
    answers 502 for --outage seconds, with a card queued and an owner message waiting at
    Telegram meanwhile. Reported: after the fake is back, how long until getUpdates works,
@@ -13,7 +16,7 @@
 Usage (from the repository root):
 
     python benchmarks/crash_soak.py
-    python benchmarks/crash_soak.py --minutes 20 --kills 5 --outage 60 --seed 7
+    python benchmarks/crash_soak.py --minutes 20 --kills 5 --outages 2 --storms 4 --seed 7
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import random
 import re
 import signal
 import socket
+import sqlite3
 import sys
 import tempfile
 import time
@@ -79,53 +83,103 @@ def replies(tg: FakeTelegram) -> Counter[int]:
     return Counter(int(m.group(1)) for s in tg.sent if (m := REPLY.search(s["plain_text"])))
 
 
-def first_accepted(tg: FakeTelegram, n: int) -> float:
-    for call in tg.calls:
-        text = str(call.params.get("text", ""))
-        if call.method == "sendMessage" and call.status == 200:
-            found = REPLY.search(text)
-            if found and int(found.group(1)) == n:
-                return call.at
-    return float("nan")
+def accepted(tg: FakeTelegram, n: int) -> list[float]:
+    """When Telegram accepted each reply naming /mN (monotonic), first to last."""
+    return [
+        call.at
+        for call in tg.calls
+        if call.method == "sendMessage"
+        and call.status == 200
+        and (found := REPLY.search(str(call.params.get("text", ""))))
+        and int(found.group(1)) == n
+    ]
+
+
+def marked(home: Path) -> dict[int, float]:
+    """For each /mN, when its reply's delivered mark was written (wall clock, from the row)."""
+    db = sqlite3.connect(home / "state.db")
+    try:
+        rows = db.execute(
+            "SELECT card, updated_at FROM outbox WHERE state = 'delivered' AND kind = 'send'"
+        ).fetchall()
+    finally:
+        db.close()
+    return {int(m.group(1)): float(at) for card, at in rows if (m := REPLY.search(card))}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def plan(args: argparse.Namespace, rng: random.Random, duration: float) -> list[tuple[float, str]]:
+    """When each fault comes: kills, outages (start, then end) and 429 storms."""
+    events = [(rng.uniform(5, duration - 5), "kill") for _ in range(args.kills)]
+    for _ in range(args.outages):
+        start = rng.uniform(5, duration - args.outage_seconds - 5)
+        events += [(start, "down"), (start + args.outage_seconds, "up")]
+    events += [(rng.uniform(5, duration - 5), "storm") for _ in range(args.storms)]
+    return sorted(events)
 
 
 async def soak(args: argparse.Namespace, rng: random.Random) -> None:
     home = Path(tempfile.mkdtemp(prefix="lancelot-soak-")) / "home"
     duration = args.minutes * 60
-    kill_at = sorted(rng.uniform(5, duration - 5) for _ in range(args.kills))
+    events = plan(args, rng, duration)
     kills: list[float] = []
+    storms = 0
     sent = 0
     async with FakeTelegram() as tg:
         proc = await lancelot_run(tg, home)
         await tg.wait_for(lambda: tg.is_polling, timeout=120)
         started = time.monotonic()
         while (elapsed := time.monotonic() - started) < duration:
-            if kill_at and elapsed >= kill_at[0]:
-                kill_at.pop(0)
-                proc.kill()
-                kills.append(time.monotonic())
-                await proc.wait()
-                proc = await lancelot_run(tg, home)  # messages keep coming meanwhile
+            while events and elapsed >= events[0][0]:
+                _, what = events.pop(0)
+                if what == "kill":
+                    proc.kill()
+                    kills.append(time.monotonic())
+                    await proc.wait()
+                    proc = await lancelot_run(tg, home)  # messages keep coming meanwhile
+                elif what == "down":
+                    tg.go_down()
+                elif what == "up":
+                    tg.come_back()
+                else:  # a 429 storm: the next sends are told to wait 1-5 s
+                    storms += 1
+                    wait, times = rng.randint(1, 5), rng.randint(5, 30)
+                    tg.fail_next("sendMessage", 429, retry_after=wait, times=times)
             tg.user_message(f"/m{sent}", user_id=OWNER)
             sent += 1
             await asyncio.sleep(rng.expovariate(args.rate))
+        tg.come_back()
         expected = set(range(sent))
         with contextlib.suppress(TimeoutError):
-            await tg.wait_for(lambda: set(replies(tg)) >= expected, timeout=120)
+            await tg.wait_for(lambda: set(replies(tg)) >= expected, timeout=300)
         proc.send_signal(signal.SIGTERM)
         await proc.wait()
         counts = replies(tg)
+        wall_offset = time.time() - time.monotonic()
+        marks = marked(home)
+        landed = {n: accepted(tg, n) for n in counts}
+        refused = sum(c.status == 429 for c in tg.calls)
     lost = sorted(expected - set(counts))
     doubled = sorted(n for n, c in counts.items() if c > 1)
     windows = []
     for n in doubled:
-        accepted = first_accepted(tg, n)
-        windows.append(min((k - accepted for k in kills if k > accepted), default=float("nan")))
+        first = landed[n][0]
+        windows.append(min((k - first for k in kills if k > first), default=float("nan")))
+    # accepted -> delivered mark written, for every reply (the last copy of a doubled one)
+    gaps = [marks[n] - (landed[n][-1] + wall_offset) for n in marks if landed.get(n)]
     print(f"soak: {sent} owner messages over {args.minutes} min at ~{args.rate}/s, "
-          f"{len(kills)} kill -9s")  # fmt: skip
+          f"{len(kills)} kill -9s, {args.outages} outages of {args.outage_seconds:.0f} s, "
+          f"{storms} 429 storms ({refused} sends refused with 429)")  # fmt: skip
     print(f"  lost: {len(lost)} {lost[:10]}")
     print(f"  sent twice: {len(doubled)}; the kill came {[round(w * 1000, 1) for w in windows]} ms "
           "after Telegram accepted the first copy")  # fmt: skip
+    print(f"  Telegram accepted -> delivered mark queued ({len(gaps)} replies): p50 "
+          f"{percentile(gaps, 0.5) * 1000:.1f} ms, p99 {percentile(gaps, 0.99) * 1000:.1f} ms, "
+          f"max {max(gaps, default=float('nan')) * 1000:.1f} ms")  # fmt: skip
 
 
 async def outage(args: argparse.Namespace) -> None:
@@ -171,6 +225,9 @@ async def main() -> None:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--rate", type=float, default=3.0, help="owner messages a second")
     parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--outages", type=int, default=2, help="Bot API outages in the soak")
+    parser.add_argument("--outage-seconds", type=float, default=30.0, help="each one's length")
+    parser.add_argument("--storms", type=int, default=3, help="429 storms in the soak")
     parser.add_argument("--outage", type=float, default=60.0, help="seconds of 502s")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
