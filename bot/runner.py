@@ -69,7 +69,9 @@ def owner_book(
     `limits`: the code's lifetime and the tries allowed)."""
     owners = OwnerBook(app.settings, app.home, out=out, limits=limits)
     app.status_fields["Owner"] = owners.describe
-    owners.on_new_owner.append(lambda new: app.onboarding.welcome(new.channel, new.chat_id))
+    owners.on_new_owner.append(
+        lambda new: app.onboarding.welcome(new.channel, new.chat_id, new.name)
+    )
     return owners
 
 

@@ -90,26 +90,34 @@ class Onboarding:
             wanted = ctx.args.strip().lower() == "setup"
             status = self._progress.status
             if wanted or status is Status.NOT_STARTED:
-                return await self.begin(ctx.event.channel, ctx.receipt_id)
+                return await self.begin(ctx.event.channel)
             if status is Status.IN_PROGRESS:
                 return await self._ask(ctx.event.channel)
             return await welcome(ctx) if welcome else None
 
         return start
 
-    async def begin(self, channel: str, receipt_id: str | None = None) -> Card:
-        """Start (or start again) from the first question; the card to send. Call it when a
-        new owner becomes known (pairing) or sends /start for the first time."""
+    async def begin(self, channel: str, suggested: str = "") -> Card:
+        """Start (or start again) from the first question; the card to send. `suggested`:
+        the name the platform gave (offered as a button)."""
         async with self._lock:  # the /start command's own receipt records this
             await self._move(self._progress.begin(), "begin", None, record=False)
-        return await self._ask(channel, first=True)
+        card = await self._ask(channel, first=True)
+        name = read_name(suggested) if suggested else None
+        if name is None:
+            return card  # no button: an answer to /start can ride on its event (Google Chat)
+        payload = {"step": Step.NAME.value, "value": name}
+        token = await self._tokens.issue(ANSWER, payload, card.correlation_id)
+        button = Button(f"Call me {name}", token)
+        return Card(card.kind, card.title, card.body, card.fields, (button,), card.correlation_id)
 
-    async def welcome(self, channel: str, chat_id: str) -> bool:
+    async def welcome(self, channel: str, chat_id: str, name: str = "") -> bool:
         """A new owner became known (paired from chat): begin onboarding and send its first
-        question to that chat, unless onboarding has begun before. Whether it began."""
+        question to that chat (offering `name`, the platform's, as a button), unless
+        onboarding has begun before. Whether it began."""
         if self._progress.status is not Status.NOT_STARTED:
             return False
-        await self._send(channel, chat_id, await self.begin(channel))
+        await self._send(channel, chat_id, await self.begin(channel, name))
         return True
 
     async def take(self, event: Inbound, text: str, receipt_id: str) -> Card | None:

@@ -4,6 +4,7 @@ too many codes are refused; strangers after pairing reach nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -20,6 +21,7 @@ from core.config import Settings
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from core.security.pairing import PairingLimits
+from tests.bot.test_cli import env_for, lancelot
 from tests.fakes.telegram import FakeTelegram, SentMessage
 
 from .harness import OWNER, QUICK, STRANGER, TUNING, eventually, settings_for
@@ -92,6 +94,9 @@ async def test_the_right_code_makes_the_sender_the_owner_kept_across_a_restart(
     assert "Hello Ada" in greeted["plain_text"]
     assert onboarding["chat_id"] == OWNER  # onboarding begins right after the greeting
     assert "Step 1 of 4: your name" in onboarding["plain_text"]
+    markup = onboarding["reply_markup"]  # the name Telegram gave, offered as a button
+    assert markup is not None
+    assert [b["text"] for b in markup["inline_keyboard"][0]] == ["Call me Ada"]
     assert re.search(
         rf"Owner: Telegram: {OWNER} \(Ada\), paired on \d{{4}}-\d\d-\d\d", status["plain_text"]
     )
@@ -197,3 +202,46 @@ async def test_a_configured_owner_wins_and_pairing_never_runs(
     assert running.codes() == []
     assert tg.messages_in(STRANGER) == []
     assert f"Owner: Telegram: {OWNER} (from settings)" in status["plain_text"]
+
+
+async def test_pair_reset_forgets_the_paired_owner_and_pairing_starts_again(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    settings = unowned(tg, home)
+    async with pairing(tg, settings) as running:
+        [code] = running.codes()
+        await running.pair(code)
+
+    shown = await asyncio.to_thread(lancelot, "pair", env=env_for(home))
+    assert f"Telegram: {OWNER} (Ada, paired on " in shown.stdout
+    reset = await asyncio.to_thread(lancelot, "pair", "--reset", env=env_for(home))
+    assert reset.returncode == 0, reset.stderr
+    assert f"Forgot the paired Telegram owner {OWNER} (Ada, paired on " in reset.stdout
+    assert "restart it: it prints a new code then" in reset.stdout
+    again = await asyncio.to_thread(lancelot, "pair", "--reset", env=env_for(home))
+    assert again.stdout.startswith("No paired owner to forget.")
+
+    async with pairing(tg, settings) as running:
+        [code] = running.codes()
+        before = len(tg.sent)
+        tg.user_message("/status")  # the owner who was forgotten is a stranger now
+        asked = (await tg.wait_for_sent(before + 1))[before]
+        greeted, _ = await running.pair(code, user_id=STRANGER)
+    assert ASKS in asked["plain_text"]
+    assert greeted["chat_id"] == STRANGER
+    assert "you are now my owner" in greeted["plain_text"]
+
+
+def test_pair_reset_leaves_an_owner_from_the_settings_alone(tmp_path: Path) -> None:
+    env = env_for(tmp_path / "home", TELEGRAM_OWNER_ID="1001")
+    reset = lancelot("pair", "--reset", env=env)
+    assert reset.stdout.splitlines() == [
+        "No paired owner to forget.",
+        "The Telegram owner set in the settings (TELEGRAM_OWNER_ID=1001) is not touched.",
+    ]
+    shown = lancelot("pair", env=env)
+    assert shown.stdout.splitlines() == [
+        "Telegram: 1001 (from the settings, TELEGRAM_OWNER_ID)",
+        "Google Chat: no owner yet (`lancelot run` prints a pairing code)",
+    ]

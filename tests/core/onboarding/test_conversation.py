@@ -160,8 +160,11 @@ async def test_an_owner_who_became_known_is_welcomed_once(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
     """Pairing's hook: the first question goes to the chat of the owner just paired."""
-    assert await app.onboarding.welcome(phone.name, "owner-chat")
+    assert await app.onboarding.welcome(phone.name, "owner-chat", "Ana")
     _, card = await phone.next_card()
     assert card.title == "Hello, I'm Lancelot"
+    assert _labels(card) == ["Call me Ana"]  # the name the platform gave, one tap away
     assert not await app.onboarding.welcome(phone.name, "owner-chat")  # begun already
-    assert (await say(app, phone, "Ana")).title == "Step 2 of 4: the model provider"
+    assert (await _tap(app, phone, card, "Call me Ana")).title == "Step 2 of 4: the model provider"
+    status = await say(app, phone, "STATUS")
+    assert dict(status.fields)["Name"] == "Ana"
