@@ -1,5 +1,5 @@
-"""The `lancelot` command: run, chat, setup, doctor, receipts verify/export, memory export/review,
-soul lint, sandbox build, container base."""
+"""The `lancelot` command: run, chat, setup, pair, doctor, receipts verify/export, memory
+export/review, soul lint, sandbox build, container base."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bot.logs import configure_logging
 from bot.memory_cli import add_memory_commands, run_memory
+from bot.pair_cli import add_pair_command, run_pair
 from bot.receipts_cli import add_receipts_commands, run_receipts
 from core.config import load_settings, unknown_environment
 from core.errors import ConfigError, DeliveryFailed, StorageError
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipts_commands(receipts_cmd)
     add_memory_commands(commands)
+    add_pair_command(commands)
     soul = commands.add_parser("soul", help="constitution tools")
     soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
     lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
@@ -88,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_receipts(settings, args)
         if args.command == "memory":
             return run_memory(settings, args)
+        if args.command == "pair":
+            return run_pair(settings, args)
         if args.command == "setup":
             from bot.setup_cli import run_setup
 

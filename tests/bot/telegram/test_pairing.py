@@ -227,7 +227,7 @@ async def test_pair_reset_forgets_the_paired_owner_and_pairing_starts_again(
         before = len(tg.sent)
         tg.user_message("/status")  # the owner who was forgotten is a stranger now
         asked = (await tg.wait_for_sent(before + 1))[before]
-        greeted, _ = await running.pair(code, user_id=STRANGER)
+        greeted = await running.say(code, user_id=STRANGER)  # onboarding began before
     assert ASKS in asked["plain_text"]
     assert greeted["chat_id"] == STRANGER
     assert "you are now my owner" in greeted["plain_text"]
