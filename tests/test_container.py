@@ -46,11 +46,8 @@ def docker(
     return done
 
 
-@pytest.fixture(scope="module")
-def image() -> str:
-    """The Dockerfile built FROM the base made here (once), timed."""
-    if shutil.which("docker") is None:
-        unavailable("no docker CLI", needs=NEEDS)
+def ensure_base() -> None:
+    """The base made here from Debian packages, built once when missing."""
     engine = DockerEngine()
     try:
         engine.ping()
@@ -62,6 +59,14 @@ def image() -> str:
         unavailable(str(exc), needs=NEEDS)
     finally:
         engine.close()
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    """The Dockerfile built FROM the base made here (once), timed."""
+    if shutil.which("docker") is None:
+        unavailable("no docker CLI", needs=NEEDS)
+    ensure_base()
     started = time.monotonic()
     docker("build", "--build-arg", f"BASE={BASE_IMAGE}", "-t", IMAGE, str(REPO))
     print(f"container build: {time.monotonic() - started:.1f} s")
