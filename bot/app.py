@@ -43,7 +43,6 @@ from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.memory import Memory
 from core.onboarding import Onboarding
-from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
@@ -73,7 +72,6 @@ class Lancelot(Kernel):
     agent: Agent
     scheduler: Scheduler
     alerts: HealthAlerts
-    onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
     onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
 
 
@@ -288,7 +286,6 @@ async def _wire(
         agent=agent,
         scheduler=timed.scheduler,
         alerts=timed.alerts,
-        onboarding=onboarding,
         onboarding=onboarding,
     )
 
