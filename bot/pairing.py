@@ -112,11 +112,10 @@ class OwnerBook:
         ledger: ReceiptStore,
         tasks: Supervisor,
     ) -> PairingGate:
-        """Start pairing on `channel`: a code is printed and renewed as it expires."""
+        """Pairing on `channel`: its code is printed once the channel calls `start` (when it
+        is serving), and renewed as it expires."""
         self._waiting.add(channel)
-        gate = PairingGate(self, channel, ledger, self._out or sys.stdout, self._limits)
-        tasks.spawn(gate.renew(), name=f"pairing-{channel}")
-        return gate
+        return PairingGate(self, channel, ledger, self._out or sys.stdout, self._limits, tasks)
 
     async def record_paired(self, owner: PairedOwner) -> None:
         await asyncio.to_thread(self._store.save, owner)
@@ -134,6 +133,7 @@ class PairingGate:
         ledger: ReceiptStore,
         out: TextIO,
         limits: PairingLimits | None,
+        tasks: Supervisor,
     ) -> None:
         self._book = book
         self.channel = channel
@@ -142,6 +142,9 @@ class PairingGate:
         self._refusals = RefusalLog(ledger)  # one receipt per sender an hour, with a count
         self._adopt: Callable[[str], None] = lambda owner_id: None
         self._lock = asyncio.Lock()
+        self._tasks = tasks
+        self._started = False
+        self._shown: str | None = None  # the code to print once the channel serves
         self.pairing = Pairing(self._announce, limits=limits)
 
     @property
@@ -153,7 +156,15 @@ class PairingGate:
         """`adopt(owner_id)` makes the channel treat that sender as its owner."""
         self._adopt = adopt
 
-    async def renew(self) -> None:
+    def start(self) -> None:
+        """The channel serves now (its token worked): print the code, and keep renewing it."""
+        self._started = True
+        line, self._shown = self._shown, None
+        if line is not None:
+            self._print_code(line)
+        self._tasks.spawn(self._renew(), name=f"pairing-{self.channel}")
+
+    async def _renew(self) -> None:
         """Replace the code each time it expires, until someone pairs."""
         while not self.pairing.closed:
             await asyncio.sleep(self.pairing.seconds_left() + 0.05)
@@ -217,6 +228,12 @@ class PairingGate:
             f"Pairing code for {label}: {shown(code)} (send it to the bot within {within} "
             "to become its owner; a new one is shown then)"
         )
+        if not self._started:
+            self._shown = line  # the latest, printed by `start`
+            return
+        self._print_code(line)
+
+    def _print_code(self, line: str) -> None:
         log.warning("pairing: %s", line)
         self._print(line)
 

@@ -61,6 +61,8 @@ async def attach_gchat(
         pairing=pairing,
     )
     await app.attach(channel, durable=True)
+    if pairing is not None:
+        pairing.start()
     # Pushes and certificates; cards stuck in the outbox are the shared "delivery" check.
     # No last-receive watchdog as Telegram has: Chat calls only when the owner writes.
     app.health.register("gchat", channel.health)

@@ -72,6 +72,8 @@ async def attach_telegram(
     )
     await app.attach(channel, durable=True)  # the outbox resumes before anything is handled
     abandoned = await channel.listen()
+    if pairing is not None:
+        pairing.start()  # the token worked: now the code is worth printing
     app.health.register("telegram", channel.health)
     if abandoned:
         await _tell_set_aside(app, channel, len(abandoned))

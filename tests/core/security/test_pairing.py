@@ -115,3 +115,15 @@ def test_a_damaged_owners_file_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "owners.json").write_text(json.dumps({"owners": {"telegram": {"x": 1}}}))
     with pytest.raises(StorageError, match="remove it to pair again"):
         OwnerStore(tmp_path).load()
+
+
+def test_the_default_limits_are_those_the_readme_gives() -> None:
+    pairing, _, codes = started()
+    assert pairing.seconds_left() == 600  # a code lasts 10 minutes
+    for _ in range(5):
+        assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("a", codes[0]).wait_seconds == pytest.approx(900)  # a quarter hour
+    for n in range(25):  # 30 wrong tries from everyone together within 10 minutes
+        pairing.attempt(f"bot{n}", "AAAA-AAAA")
+    assert len(codes) == 2
+    assert pairing.attempt("b", codes[1]).wait_seconds == pytest.approx(600)

@@ -1,0 +1,73 @@
+"""Pairing as a new user meets it: `lancelot run` (a real process) with only a bot token prints
+the code on its console and in its log; sending it on the phone makes you the owner."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bot.telegram.harness import OWNER, free_port
+from tests.fakes.telegram import FakeTelegram
+
+REPO = Path(__file__).resolve().parents[3]
+CODE = re.compile(rb"Pairing code for Telegram: ([A-Z2-9]{4}-[A-Z2-9]{4})")
+
+
+async def read_code(stdout: asyncio.StreamReader) -> str:
+    """Lines of the console until the pairing code."""
+    async with asyncio.timeout(60):
+        while line := await stdout.readline():
+            if found := CODE.search(line):
+                return found.group(1).decode()
+    raise AssertionError("lancelot run ended without printing a pairing code")
+
+
+@pytest.mark.slow
+async def test_lancelot_run_prints_the_code_and_its_sender_becomes_the_owner(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "LANCELOT_"))}
+    env.update(
+        LANCELOT_HOME=str(home),
+        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
+        LANCELOT_WEB_PORT=str(free_port()),
+        LANCELOT_SANDBOX_WARM_AT_START="false",
+        FEATURE_LOCAL_MODEL="false",
+        TELEGRAM_BOT_TOKEN=tg.token,
+        TELEGRAM_API_BASE_URL=tg.base_url,
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        code = await read_code(process.stdout)
+        await tg.wait_for(lambda: tg.is_polling)
+        tg.user_message("hello")
+        [asked] = await tg.wait_for_sent(1, timeout=30)
+        tg.user_message(code)
+        greeting = (await tg.wait_for_sent(2, timeout=30))[1]
+        await tg.wait_for_sent(3, timeout=30)  # onboarding's first question
+        tg.user_message("/help")
+        answer = (await tg.wait_for_sent(4, timeout=30))[3]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+
+    assert process.returncode == 0
+    assert "Send me the code shown where Lancelot runs" in asked["plain_text"]
+    assert greeting["chat_id"] == OWNER
+    assert "you are now my owner on Telegram" in greeting["plain_text"]
+    assert "/status" in answer["plain_text"]
+    log = (home / "logs" / "lancelot.log").read_text()
+    assert f"Pairing code for Telegram: {code}" in log
+    assert f"{OWNER} is now the owner on Telegram" in log
