@@ -149,7 +149,7 @@ async def test_an_expired_code_is_refused_and_a_new_one_is_printed(
         fresh = running.codes()[-1]
         paired, _ = await running.pair(fresh)
 
-    assert "expired" in late["plain_text"]
+    assert "That code has expired" in late["plain_text"]
     assert fresh != first
     assert "within 0.5 seconds" in running.console.getvalue()
     assert "you are my owner" in paired["plain_text"]
@@ -190,6 +190,7 @@ async def test_after_pairing_a_stranger_reaches_nothing_and_leaves_one_receipt(
     assert tg.messages_in(STRANGER) == []
     assert len(strangers) == 1  # bounded: one an hour per sender, with the count
     assert json.loads(strangers[0].inputs)["sender_id"] == str(STRANGER)
+    assert code not in strangers[0].inputs + strangers[0].outputs  # never what they typed
 
 
 async def test_a_configured_owner_wins_and_pairing_never_runs(

@@ -127,3 +127,5 @@ def test_the_default_limits_are_those_the_readme_gives() -> None:
         pairing.attempt(f"bot{n}", "AAAA-AAAA")
     assert len(codes) == 2
     assert pairing.attempt("b", codes[1]).wait_seconds == pytest.approx(600)
+    answered = [pairing.attempt("c", "hello").answer for _ in range(9)]
+    assert answered == [True] * 8 + [False]  # 8 answers an hour to one sender
