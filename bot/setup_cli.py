@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pydantic import SecretStr
 
 from core.config import Settings
-from core.config.secrets_file import write_secrets
+from core.config.secrets_file import SECRETS_FILE, write_secrets
 from core.llm.key_check import KeyCheck, check_key
 from core.llm.providers import FLAGSHIPS, KEY_NAMES
 
@@ -45,7 +45,12 @@ def run_setup(settings: Settings, *, ask: Ask = getpass.getpass, say: Say = prin
             say(f"✗ {provider}: {check.detail}; not kept")
             failed = True
     if good:
-        path = write_secrets(settings.home, good)
+        try:
+            path = write_secrets(settings.home, good)
+        except OSError as exc:
+            say(f"✗ cannot write {settings.home / SECRETS_FILE}: {exc.strerror or exc}")
+            say("Check LANCELOT_HOME (it must be a directory you can write); nothing was kept.")
+            return 2
         say(f"Kept {', '.join(sorted(good))} in {path} (only you can read it).")
         say("Restart Lancelot to use them; in chat, /start setup chooses the provider.")
     elif not failed:

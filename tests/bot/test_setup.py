@@ -70,6 +70,18 @@ async def test_setup_checks_each_key_and_keeps_the_good_one(tmp_path: Path) -> N
     assert mine.llm.openai_api_key.get_secret_value() == "from-env"
 
 
+async def test_a_home_that_cannot_be_written_is_said_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("a file, not a directory")
+    async with FakeOpenAI() as openai:
+        env = env_for(home, OPENAI_BASE_URL=openai.base_url)
+        code, out, err = await _setup(env, f"{GOOD}\n\n\n")
+    assert code == 2
+    assert f"✗ cannot write {home / SECRETS_FILE}" in out
+    assert "nothing was kept" in out
+    assert "Traceback" not in err
+
+
 async def test_no_key_typed_changes_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     code, out, _ = await _setup(env_for(home), "\n\n\n")
