@@ -18,6 +18,7 @@ from bot.app import Lancelot, assemble
 from bot.runner import owner_book
 from bot.telegram import attach_telegram
 from core.config import Settings
+from core.events import Card, CardKind
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
 from core.security.pairing import PairingLimits
@@ -246,3 +247,22 @@ def test_pair_reset_leaves_an_owner_from_the_settings_alone(tmp_path: Path) -> N
         "Telegram: 1001 (from the settings, TELEGRAM_OWNER_ID)",
         "Google Chat: no owner yet (`lancelot run` prints a pairing code)",
     ]
+
+
+async def test_a_paired_owner_gets_the_owners_cards_and_buttons_work_for_them(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with pairing(tg, unowned(tg, tmp_path / "home")) as running:
+        [code] = running.codes()
+        await running.pair(code)
+        [ref] = await running.app.bus.broadcast(Card(kind=CardKind.NOTICE, title="For the owner"))
+        status = await running.say("/status")
+        [button] = status["reply_markup"]["inline_keyboard"][0]  # type: ignore[index]
+        tg.press_button(status["message_id"], button["callback_data"])
+        await eventually(lambda: len(tg.answered_callbacks) == 1)
+        after = await running.say("/status")
+
+    assert ref.chat_id == str(OWNER)  # alerts, approvals and digests go to the paired owner
+    assert any("For the owner" in m["plain_text"] for m in tg.messages_in(OWNER))
+    assert tg.answered_callbacks[0]["text"] != "Not allowed"
+    assert "Crusader: on" in after["plain_text"]
