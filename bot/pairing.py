@@ -99,7 +99,7 @@ class OwnerBook:
             if configured[channel]:
                 parts.append(f"{label}: {configured[channel]} (from settings)")
             elif paired is not None:
-                name = f" ({paired.name})" if paired.name else ""
+                name = f" ({paired.name})" if paired.name not in ("", paired.owner_id) else ""
                 parts.append(f"{label}: {paired.owner_id}{name}, paired on {paired.paired_at[:10]}")
             elif channel in self._waiting:
                 parts.append(f"{label}: waiting for pairing")
@@ -177,7 +177,7 @@ class PairingGate:
         async with self._lock:  # two right codes at once: only the first pairs
             attempt = self.pairing.attempt(sender, text)
             if attempt.verdict is Verdict.PAIRED:
-                owner = NewOwner(self.channel, sender, chat_id, name)
+                owner = NewOwner(self.channel, sender, chat_id, _printable(name))
                 await reply(await self._pair(owner))
                 for listener in self._book.on_new_owner:
                     await listener(owner)
@@ -239,6 +239,12 @@ class PairingGate:
 
     def _print(self, line: str) -> None:
         print(line, file=self._out, flush=True)
+
+
+def _printable(name: str, limit: int = 64) -> str:
+    """A display name fit for the console and the log: no control characters (a name is
+    whatever its owner typed, escape sequences included), and not too long."""
+    return "".join(c for c in name if c.isprintable())[:limit].strip()
 
 
 def _answer(attempt: Attempt) -> Card:

@@ -183,7 +183,7 @@ class GchatChannel:
             except LancelotError as exc:
                 log.warning("gchat: a pairing answer was not delivered: %s", exc)
 
-        await self._pairing.knock(email, event.space, email, event.text, reply)
+        await self._pairing.knock(email, event.space, "", event.text, reply)
         if self._owner == email:
             self._owner_space = event.space
         wait = self._settings.reply_wait_seconds if answered else 0.0

@@ -42,10 +42,12 @@ class Pairing:
     def codes(self) -> list[str]:
         return CODE.findall(self.console.getvalue())
 
-    async def pair(self, code: str, *, user_id: int = OWNER) -> tuple[SentMessage, SentMessage]:
+    async def pair(
+        self, code: str, *, user_id: int = OWNER, first_name: str = "Ada"
+    ) -> tuple[SentMessage, SentMessage]:
         """Send the right code: the greeting, then onboarding's first question."""
         before = len(self.tg.sent)
-        self.tg.user_message(code, user_id=user_id, first_name="Ada")
+        self.tg.user_message(code, user_id=user_id, first_name=first_name)
         greeting, question = (await self.tg.wait_for_sent(before + 2))[before : before + 2]
         return greeting, question
 
@@ -266,3 +268,15 @@ async def test_a_paired_owner_gets_the_owners_cards_and_buttons_work_for_them(
     assert any("For the owner" in m["plain_text"] for m in tg.messages_in(OWNER))
     assert tg.answered_callbacks[0]["text"] != "Not allowed"
     assert "Crusader: on" in after["plain_text"]
+
+
+async def test_a_name_with_terminal_escapes_reaches_the_console_without_them(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    async with pairing(tg, unowned(tg, tmp_path / "home")) as running:
+        [code] = running.codes()
+        greeted, _ = await running.pair(code, first_name="Ada\x1b[2J\x1b]0;owned\x07")
+
+    assert "Paired: Ada[2J]0;owned is now the owner on Telegram." in running.console.getvalue()
+    assert "\x1b" not in running.console.getvalue()
+    assert "Hello Ada[2J]0;owned," in greeted["plain_text"]
