@@ -257,6 +257,11 @@ class FakeTelegram:
         return [m for m in self._state.sent if m["chat_id"] == chat_id and not m["deleted"]]
 
     @property
+    def unconfirmed(self) -> set[int]:
+        """Ids of the updates Telegram still holds: the bot has not confirmed them yet."""
+        return {int(u["update_id"]) for u in self._state.updates.pending}
+
+    @property
     def calls(self) -> list[Call]:
         """Every Bot API request, with its normalized params and the HTTP status it got."""
         return list(self._state.calls)
