@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.app import Lancelot, assemble
 from bot.runner import owner_book
-from bot.telegram import attach_telegram
+from bot.telegram import attach_telegram, webhook_endpoint
 from core.config import Settings
 from core.events import Card, CardKind
 from core.receipts.base import ReceiptQuery
@@ -25,7 +25,7 @@ from core.security.pairing import PairingLimits
 from tests.bot.test_cli import env_for, lancelot
 from tests.fakes.telegram import FakeTelegram, SentMessage
 
-from .harness import OWNER, QUICK, STRANGER, TUNING, eventually, settings_for
+from .harness import OWNER, QUICK, STRANGER, TUNING, eventually, free_port, settings_for
 
 CODE = re.compile(r"Pairing code for Telegram: ([A-Z2-9]{4}-[A-Z2-9]{4})")
 ASKS = "Send me the code shown where Lancelot runs"
@@ -68,9 +68,11 @@ async def pairing(
 ) -> AsyncIterator[Pairing]:
     """assemble() + attach_telegram() as `lancelot run` does, the console captured."""
     console = io.StringIO()
-    async with assemble(settings, delivery=QUICK) as app:
+    hook = webhook_endpoint(settings)
+    routes = hook.routes() if hook else ()
+    async with assemble(settings, routes=routes, delivery=QUICK) as app:
         owners = owner_book(app, console, limits)
-        await attach_telegram(app, tuning=TUNING, owners=owners)
+        await attach_telegram(app, webhook=hook, tuning=TUNING, owners=owners)
         yield Pairing(tg, console, app)
 
 
@@ -280,3 +282,22 @@ async def test_a_name_with_terminal_escapes_reaches_the_console_without_them(
     assert "Paired: Ada[2J]0;owned is now the owner on Telegram." in running.console.getvalue()
     assert "\x1b" not in running.console.getvalue()
     assert "Hello Ada[2J]0;owned," in greeted["plain_text"]
+
+
+async def test_pairing_works_in_webhook_mode_too(tg: FakeTelegram, tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram/hook"
+    settings = unowned(tg, tmp_path / "home", LANCELOT_WEB_PORT=str(port), TELEGRAM_WEBHOOK_URL=url)
+    async with pairing(tg, settings) as running:
+        [code] = running.codes()
+        tg.user_message(code, first_name="Ada")
+        assert await tg.deliver_webhook() == [200]
+        greeting, _ = await tg.wait_for_sent(2)
+        tg.user_message("/help")
+        assert await tg.deliver_webhook() == [200]
+        answer = (await tg.wait_for_sent(3))[2]
+
+    assert "getUpdates" not in {c.method for c in tg.calls}
+    assert "you are now my owner on Telegram" in greeting["plain_text"]
+    assert answer["chat_id"] == OWNER
+    assert "/status" in answer["plain_text"]
