@@ -23,7 +23,8 @@ class EffectFollowUps:
         """Buttons for the card after an executed apply, and a title when it says more than
         the state does ("Not applied": the workspace changed, nothing was applied stale)."""
         action = approval.action
-        if approval.state is not ApprovalState.EXECUTED or action.capability != APPLY:
+        finished = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
+        if approval.state not in finished or action.capability != APPLY:
             return (), None
         dry_run_id = str(action.params.get("dry_run"))
         undo = await self._undo.button(dry_run_id, approval.card_id)
