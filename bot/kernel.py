@@ -79,5 +79,11 @@ class Kernel:
 
     @property
     def web_url(self) -> str:
-        """Where the web app answers."""
-        return f"http://{self.settings.web.host}:{self.web_port}"
+        """Where the web app answers, as a browser on this machine reaches it (a wildcard
+        bind address, as in the container, is no address to browse to)."""
+        host = self.settings.web.host
+        if host in ("", "0.0.0.0", "::"):  # noqa: S104 - naming the wildcard, not binding it
+            host = "localhost"
+        elif ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.web_port}"

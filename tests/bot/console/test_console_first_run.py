@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from bot.app import Lancelot
@@ -145,3 +146,12 @@ async def test_run_without_the_sandbox_says_why_it_did_not_run_and_logs_stay_in_
     assert "WARNING" not in shown
     assert "tool provider docker skipped" in (tmp_path / "home/logs/lancelot.log").read_text()
     assert not (tmp_path / "home/workspace/b.txt").exists()
+
+
+@pytest.mark.app(web=True, env={"LANCELOT_WEB_HOST": "0.0.0.0", "LANCELOT_WEB_PORT": "0"})  # noqa: S104
+async def test_a_wildcard_bind_address_is_shown_as_an_address_a_browser_can_use(
+    app: Lancelot,
+) -> None:
+    assert app.web_url == f"http://localhost:{app.web_port}"  # as in the container
+    async with aiohttp.ClientSession() as http, http.get(f"{app.web_url}/health/live") as live:
+        assert live.status == 200
