@@ -129,7 +129,10 @@ class UpdateInbox:
     async def done(self, channel: str, update_id: int) -> None:
         """Mark an update handled; returns once the mark is on disk (it shares its commit
         with whatever else is being written). Raises StorageError."""
-        sql = "UPDATE inbox SET state = 'done', updated_at = ? WHERE channel = ? AND update_id = ?"
+        sql = (  # what the update said is not kept once handled (it may hold a pasted key)
+            "UPDATE inbox SET state = 'done', payload = '', updated_at = ?"
+            " WHERE channel = ? AND update_id = ?"
+        )
         params = (self._wall(), channel, update_id)
         self._since_prune += 1
         if self._since_prune >= PRUNE_EVERY:

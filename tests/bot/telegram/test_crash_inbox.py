@@ -17,12 +17,13 @@ import signal
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from core.delivery.inbox import MAX_ATTEMPTS, InboxState
+from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
 from core.errors import DeliveryDeferred
 from core.events import Card, CardKind
 from tests.fakes.telegram import FakeTelegram
@@ -121,7 +122,8 @@ async def test_kill_9_during_bursts_loses_no_message_and_doubles_only_in_the_win
 
 
 def _leave_open(home: Path, attempts: int = 1) -> None:
-    """What a kill -9 leaves when it comes before an update's done mark."""
+    """What a kill -9 leaves when it comes before an update's done mark (run with
+    `_no_done_marks`, so each update is still there as it came)."""
     db = sqlite3.connect(home / "state.db", isolation_level=None)
     try:
         db.execute("UPDATE inbox SET state = 'open', attempts = ?", (attempts,))
@@ -129,13 +131,26 @@ def _leave_open(home: Path, attempts: int = 1) -> None:
         db.close()
 
 
+@contextlib.contextmanager
+def _no_done_marks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Handled updates are not marked done (as if each time a kill came first)."""
+
+    async def not_marked(self: UpdateInbox, channel: str, update_id: int) -> None:
+        return None
+
+    with monkeypatch.context() as patch:
+        patch.setattr(UpdateInbox, "done", not_marked)
+        yield
+
+
 async def test_an_update_handled_again_gets_the_reply_already_sent_not_a_second(
-    tg: FakeTelegram, tmp_path: Path
+    tg: FakeTelegram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = settings_for(tg, tmp_path)
-    async with running(tg, settings) as lancelot:
-        await lancelot.say("/m1")
-        [update_id] = [u[0] for u in await kept(lancelot)]
+    with _no_done_marks(monkeypatch):
+        async with running(tg, settings) as lancelot:
+            await lancelot.say("/m1")
+            [update_id] = [u[0] for u in await kept(lancelot)]
     _leave_open(settings.home)
 
     async with running(tg, settings) as lancelot:
@@ -151,12 +166,13 @@ async def test_an_update_handled_again_gets_the_reply_already_sent_not_a_second(
 
 
 async def test_an_update_that_keeps_killing_lancelot_is_set_aside_and_the_owner_told(
-    tg: FakeTelegram, tmp_path: Path
+    tg: FakeTelegram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = settings_for(tg, tmp_path)
-    async with running(tg, settings) as lancelot:
-        await lancelot.say("/m1")
-        [update_id] = [u[0] for u in await kept(lancelot)]
+    with _no_done_marks(monkeypatch):
+        async with running(tg, settings) as lancelot:
+            await lancelot.say("/m1")
+            [update_id] = [u[0] for u in await kept(lancelot)]
     _leave_open(settings.home, attempts=MAX_ATTEMPTS)
 
     async with running(tg, settings) as lancelot:

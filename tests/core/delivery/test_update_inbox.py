@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -112,3 +113,21 @@ async def test_an_update_cut_short_too_often_is_set_aside_with_a_receipt(home: H
         inbox = await home.start(stack)
         assert await inbox.state_of("telegram", 7) == (InboxState.ABANDONED, MAX_ATTEMPTS)
         assert (await inbox.unfinished("telegram")).abandoned == ()  # told once
+
+
+async def test_a_handled_update_keeps_its_id_but_not_what_it_said(
+    home: Home, inbox: UpdateInbox
+) -> None:
+    pasted = '{"message": {"text": "my key is sk-' + "x" * 40 + '"}}'  # a key typed in chat
+    await inbox.accept("telegram", [(20, pasted)])
+    await inbox.done("telegram", 20)
+
+    assert await inbox.accept("telegram", [(20, pasted)]) == set()  # still taken only once
+    assert await inbox.state_of("telegram", 20) == (InboxState.DONE, 1)
+    check = sqlite3.connect(home.path / "state.db")
+    try:
+        assert check.execute("SELECT payload FROM inbox WHERE update_id = 20").fetchall() == [("",)]
+        check.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as SQLite does on its own, in time
+    finally:
+        check.close()
+    assert b"x" * 40 not in (home.path / "state.db").read_bytes()
