@@ -18,8 +18,8 @@ from core.scheduler.config import owner_timezone
 
 KEY_CHECK_SECONDS = 10.0
 CHANNELS = (
-    ("telegram", "Telegram", "set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID, then restart me"),
-    ("gchat", "Google Chat", "set GCHAT_AUDIENCE and GCHAT_OWNER_EMAIL, then restart me"),
+    ("telegram", "Telegram", "set TELEGRAM_BOT_TOKEN, restart me, send the bot the code I show"),
+    ("gchat", "Google Chat", "set GCHAT_AUDIENCE, restart me, and send the app the code I show"),
 )
 NAME_LINE = "Call the owner "
 
