@@ -3,7 +3,9 @@
 1. Soak: `lancelot run` (a real process) against the fake Bot API, the owner sending --rate
    messages a second for --minutes, killed with SIGKILL --kills times at random moments and
    started again at once, with --outages Bot API outages (502 for --outage-seconds) and
-   --storms 429 storms (the next 5-30 sends told to wait 1-5 s) at random moments too.
+   --storms 429 storms (the next 5-30 sends told to wait 1-5 s) at random moments too. A
+   start that stops on its own (one during an outage cannot reach the Bot API) is started
+   again after 2 s, as the container's `restart: unless-stopped` does.
    Reported: messages, lost (no reply), sent twice, and for each one sent twice how long
    after Telegram accepted its first copy the kill came (the window no platform lets us
    close: accepted, not yet marked delivered), and how long that window is for every reply
@@ -50,6 +52,7 @@ from core.events import Card, CardKind  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 OWNER = 1001
+RESTART_AFTER = 2.0  # seconds before a process that stopped on its own is started again
 REPLY = re.compile(r"/m(\d+)\b")
 
 
@@ -127,6 +130,7 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
     duration = args.minutes * 60
     events = plan(args, rng, duration)
     kills: list[float] = []
+    exits: list[int] = []  # exit codes of starts that stopped on their own
     storms = 0
     sent = 0
     async with FakeTelegram() as tg:
@@ -134,10 +138,15 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
         await tg.wait_for(lambda: tg.is_polling, timeout=120)
         started = time.monotonic()
         while (elapsed := time.monotonic() - started) < duration:
+            if proc.returncode is not None:  # it stopped on its own (a start during an outage
+                exits.append(proc.returncode)  # cannot reach the Bot API): as compose's
+                await asyncio.sleep(RESTART_AFTER)  # restart: unless-stopped, start it again
+                proc = await lancelot_run(tg, home)
             while events and elapsed >= events[0][0]:
                 _, what = events.pop(0)
                 if what == "kill":
-                    proc.kill()
+                    with contextlib.suppress(ProcessLookupError):  # it may have just stopped
+                        proc.kill()
                     kills.append(time.monotonic())
                     await proc.wait()
                     proc = await lancelot_run(tg, home)  # messages keep coming meanwhile
@@ -154,6 +163,9 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
             await asyncio.sleep(rng.expovariate(args.rate))
         tg.come_back()
         expected = set(range(sent))
+        if proc.returncode is not None:
+            exits.append(proc.returncode)
+            proc = await lancelot_run(tg, home)
         with contextlib.suppress(TimeoutError):
             await tg.wait_for(lambda: set(replies(tg)) >= expected, timeout=300)
         proc.send_signal(signal.SIGTERM)
@@ -173,7 +185,8 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
     gaps = [marks[n] - (landed[n][-1] + wall_offset) for n in marks if landed.get(n)]
     print(f"soak: {sent} owner messages over {args.minutes} min at ~{args.rate}/s, "
           f"{len(kills)} kill -9s, {args.outages} outages of {args.outage_seconds:.0f} s, "
-          f"{storms} 429 storms ({refused} sends refused with 429)")  # fmt: skip
+          f"{storms} 429 storms ({refused} sends refused with 429); {len(exits)} start(s) "
+          f"stopped on their own (exit {exits}) and were started again")  # fmt: skip
     print(f"  lost: {len(lost)} {lost[:10]}")
     print(f"  sent twice: {len(doubled)}; the kill came {[round(w * 1000, 1) for w in windows]} ms "
           "after Telegram accepted the first copy")  # fmt: skip
