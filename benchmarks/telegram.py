@@ -1,26 +1,29 @@
-"""Owner messages answered through the fake Bot API: Lancelot vs a bare PTB echo bot.
+"""Owner messages answered through the fake Bot API: `lancelot run` vs a bare PTB echo bot.
 
-Both bots run in this process, each against its own instance of the fake Telegram server
-(two pollers on one token would 409 each other), and are measured in alternation so that
-the noise of the machine (a shared VM can stall a process for a second) falls on both:
+Both bots are real processes, each polling its own fake Telegram server (two pollers on one
+token would 409 each other); the fakes, and the instant fake model Lancelot's agent calls, run
+in this process. Three shapes, each bot measured in alternation round by round so the noise of
+the machine falls on both:
 
-- latency: one message at a time, echo then Lancelot, from injecting it at the fake to the
-  reply arriving there. Lancelot's added latency is its percentile minus the echo bot's.
-- throughput: bursts of messages injected at once, echo then Lancelot, per round.
+- sequential: one chat, each reply awaited before the next message (a quick back-and-forth);
+- burst: one chat, --burst messages at once;
+- many: --chats chats x --per-chat messages, all at once (a busy owner's burst).
 
-The message is /help: Lancelot runs it through the input gate, the command registry, three
-receipts and the durable outbox; the echo bot sends the text back.
+Per shape and bot: throughput (messages / wall seconds from the first injection to the last
+reply), CPU per message (the bot process's user+system time, all threads, /proc/PID/stat),
+and latency p50/p99 from the fake server's clock: the update made available to getUpdates ->
+the sendMessage that answers it received (the nth reply in a chat answers its nth message).
 
-Pacing: Lancelot's outbox sends a burst of 3, then 1 message per second, to any one chat
-(Telegram's own limit); the echo bot does not pace. From a single chat Lancelot's throughput
-is therefore that 1 msg/s by design, so the figures use many chats (every owner id is its own
-private chat; each burst gives a chat --per-chat messages, within the burst allowance).
---paced times the single-chat case as well.
+Lancelot runs as a user's would: `python -m bot.cli run` with the shipped settings and pacing,
+except the owner rate limit (60 a minute per sender by default: the shapes would be refused,
+which is not speed) and no sandbox warm-up (no Docker needed). The messages cycle through
+/help, /status and plain text; plain text goes to the agent, which calls the fake OpenAI server
+(answers at once). The echo bot sends every text back.
 
 Usage (from the repository root):
 
     python benchmarks/telegram.py
-    python benchmarks/telegram.py --rounds 10 --latency 50 --burst 100 --paced
+    python benchmarks/telegram.py --rounds 5 --shapes many
 """
 
 from __future__ import annotations
@@ -28,35 +31,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import socket
 import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's folder comes first on sys.path and this module would shadow
-# the `telegram` package; the repository root is needed for the fake (tests.fakes).
+# the `telegram` package; the repository root is needed for the fakes (tests.fakes).
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
+REPO = HERE.parent
+sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
-from telegram import Update  # noqa: E402
-from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters  # noqa: E402
-from telegram.request import HTTPXRequest  # noqa: E402
-
-from bot.app import assemble  # noqa: E402
-from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
-from core.config import load_settings  # noqa: E402
+from tests.fakes.llm import FakeOpenAI  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 FIRST_CHAT = 50_000
-MESSAGE = "/help"
-PLAIN_HTTP = {"verify": False}  # loopback, for both bots: no CA bundle to load
+TEXTS = ("/help", "/status", "what is on today")
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -65,105 +64,133 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextlib.asynccontextmanager
-async def echo_bot(tg: FakeTelegram, chats: int) -> AsyncIterator[None]:
-    """The baseline: a bare Application with an echoing MessageHandler, started by hand."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
 
-    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        assert update.effective_chat is not None
-        assert update.effective_message is not None
-        await update.effective_chat.send_message(update.effective_message.text or "")
 
-    app = (
-        ApplicationBuilder()
-        .token(tg.token)
-        .base_url(tg.base_url)
-        .request(HTTPXRequest(httpx_kwargs=PLAIN_HTTP))
-        .get_updates_request(HTTPXRequest(httpx_kwargs=PLAIN_HTTP))
-        .build()
+class Timed(list[Any]):
+    """The fake's list of sent messages, stamped with the fake's clock as each arrives."""
+
+    def __init__(self, clock: dict[int, deque[float]]) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def append(self, item: Any) -> None:
+        self.clock[int(item["chat_id"])].append(time.perf_counter())
+        super().append(item)
+
+
+@dataclass
+class Bot:
+    name: str
+    tg: FakeTelegram
+    proc: asyncio.subprocess.Process | None = None
+    replies: dict[int, deque[float]] = field(default_factory=lambda: defaultdict(deque))
+
+    def watch(self) -> None:
+        self.tg._state.sent = Timed(self.replies)
+
+    @property
+    def sent(self) -> int:
+        return len(self.tg._state.sent)
+
+    async def send(self, batch: list[tuple[int, str]]) -> list[float]:
+        """Inject the messages at once; wait for every reply; latencies in ms."""
+        for chat, _ in batch:
+            self.replies[chat].clear()
+        made: dict[int, list[float]] = defaultdict(list)
+        target = self.sent + len(batch)
+        for chat, text in batch:
+            self.tg.user_message(text, user_id=chat)
+            made[chat].append(time.perf_counter())
+        await self.tg.wait_for(lambda: self.sent >= target, timeout=300)
+        return [
+            (got - at) * 1000
+            for chat, ats in made.items()
+            for at, got in zip(ats, self.replies[chat], strict=False)
+        ]
+
+
+async def start_echo(tg: FakeTelegram) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--echo-bot", tg.base_url, tg.token, cwd=REPO,
+        stdin=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+async def start_lancelot(tg: FakeTelegram, model: FakeOpenAI, owners: str, home: Path) -> Any:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TELEGRAM_", "LANCELOT_", "OPENAI_", "FEATURE_", "GCHAT_"))
+    }
+    env.update(
+        LANCELOT_HOME=str(home),
+        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
+        LANCELOT_WEB_PORT=str(free_port()),
+        LANCELOT_LIMITS_RATE_PER_MINUTE="1000000",
+        LANCELOT_SANDBOX_WARM_AT_START="false",
+        FEATURE_LOCAL_MODEL="false",
+        TELEGRAM_BOT_TOKEN=tg.token,
+        TELEGRAM_OWNER_ID=owners,
+        TELEGRAM_API_BASE_URL=tg.base_url,
+        OPENAI_API_KEY="sk-bench-not-real",
+        OPENAI_BASE_URL=model.base_url,
     )
-    app.add_handler(MessageHandler(filters.TEXT, echo))
-    async with app:
-        await app.start()
-        assert app.updater is not None
-        await app.updater.start_polling(poll_interval=0, timeout=10)
-        try:
-            yield
-        finally:
-            await app.updater.stop()
-            await app.stop()
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 @contextlib.asynccontextmanager
-async def lancelot(tg: FakeTelegram, chats: int) -> AsyncIterator[None]:
-    """Lancelot through its composition root, every chat an owner, production delivery."""
-    home = Path(tempfile.mkdtemp(prefix="lancelot-bench-"))
-    settings = load_settings(
-        environ={
-            "LANCELOT_HOME": str(home),
-            "LANCELOT_WEB_PORT": str(free_port()),
-            "TELEGRAM_BOT_TOKEN": tg.token,
-            "TELEGRAM_API_BASE_URL": tg.base_url,
-            "TELEGRAM_OWNER_ID": ",".join(str(FIRST_CHAT + i) for i in range(chats)),
-        }
-    )
-    async with assemble(settings) as app:
-        await attach_telegram(app, tuning=TelegramTuning(poll_timeout=10, verify_tls=False))
-        app.health.mark_ready()
+async def running(bot: Bot, start: Any) -> AsyncIterator[None]:
+    bot.proc = await start
+    try:
+        await bot.tg.wait_for(lambda: bot.tg.is_polling, timeout=120)
+        bot.watch()
         yield
+    finally:
+        if bot.proc.returncode is None:
+            bot.proc.terminate()
+            try:
+                await asyncio.wait_for(bot.proc.wait(), 20)
+            except TimeoutError:
+                bot.proc.kill()
 
 
 @dataclass
-class Noise:
-    """When the event loop could not run a 10 ms tick on time. On this kind of shared VM the
-    whole process is stalled for 20-800 ms a few times a second (a bare busy loop shows it
-    too), and the stolen time is billed as CPU time, so it cannot be told from work by the
-    clock; Lancelot's code never blocks the loop (it awaits), so a late tick is the machine.
-    """
-
-    ticks: list[tuple[float, float]] = field(default_factory=list)  # late ticks: start, end
-
-    async def watch(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            start = time.perf_counter()
-            await asyncio.sleep(0.01)
-            end = time.perf_counter()
-            if end - start > 0.03:  # 20 ms late
-                self.ticks.append((start, end))
-
-    def hit(self, start: float, end: float) -> bool:
-        """Was the process stalled during [start, end]?"""
-        return any(a < end and b > start for a, b in self.ticks)
+class Round:
+    rate: float  # messages per second
+    cpu_ms: float  # per message
+    latencies: list[float]
 
 
-@dataclass
-class Sample:
-    ms: float
-    start: float
-    end: float
+async def measure(bot: Bot, batches: list[list[tuple[int, str]]]) -> Round:
+    """Each batch injected at once after the previous one is answered."""
+    assert bot.proc is not None
+    count = sum(len(b) for b in batches)
+    cpu, started = cpu_seconds(bot.proc.pid), time.perf_counter()
+    latencies = [ms for batch in batches for ms in await bot.send(batch)]
+    wall = time.perf_counter() - started
+    return Round(count / wall, (cpu_seconds(bot.proc.pid) - cpu) * 1000 / count, latencies)
 
 
-async def one(tg: FakeTelegram, chat: int) -> Sample:
-    """From injecting one message to its reply arriving at the fake."""
-    before = len(tg.sent)
-    started = time.perf_counter()
-    tg.user_message(MESSAGE, user_id=chat)
-    await tg.wait_for(lambda: len(tg.sent) > before, timeout=60)
-    ended = time.perf_counter()
-    return Sample((ended - started) * 1000, started, ended)
-
-
-async def burst(tg: FakeTelegram, chats: range, per_chat: int) -> tuple[float, float]:
-    """Messages per wall second, and CPU milliseconds per message (this whole process: bot
-    and fake), for `per_chat` messages from each chat injected at once."""
-    before = len(tg.sent)
-    count = len(chats) * per_chat
-    started, cpu = time.perf_counter(), time.process_time()
-    for _ in range(per_chat):
-        for chat in chats:
-            tg.user_message(MESSAGE, user_id=chat)
-    await tg.wait_for_sent(before + count, timeout=600)
-    return count / (time.perf_counter() - started), (time.process_time() - cpu) * 1000 / count
+def shape_batches(shape: str, args: argparse.Namespace, r: int) -> list[list[tuple[int, str]]]:
+    """The messages of one round of a shape; every round its own chats (fresh pacing)."""
+    if shape == "sequential":
+        chat = FIRST_CHAT + r
+        return [[(chat, TEXTS[i % 3])] for i in range(args.sequential)]
+    if shape == "burst":
+        chat = FIRST_CHAT + 1000 + r
+        return [[(chat, TEXTS[i % 3]) for i in range(args.burst)]]
+    first = FIRST_CHAT + 2000 + r * args.chats
+    return [
+        [(first + c, TEXTS[(c + i) % 3]) for i in range(args.per_chat) for c in range(args.chats)]
+    ]
 
 
 def pct(values: list[float], p: float) -> float:
@@ -171,92 +198,94 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def paced(tg: FakeTelegram, chat: int, count: int) -> float:
-    """Seconds for `count` messages from one chat, injected at once."""
-    before = len(tg.sent)
-    started = time.perf_counter()
-    for _ in range(count):
-        tg.user_message(MESSAGE, user_id=chat)
-    await tg.wait_for_sent(before + count, timeout=600)
-    return time.perf_counter() - started
+def report(shape: str, rounds: dict[str, list[Round]]) -> None:
+    print(f"\n{shape}:")
+    med: dict[str, dict[str, float]] = {}
+    for name, runs in rounds.items():
+        lat = [ms for run in runs for ms in run.latencies]
+        med[name] = {
+            "rate": statistics.median(r.rate for r in runs),
+            "cpu": statistics.median(r.cpu_ms for r in runs),
+            "p50": pct(lat, 50),
+            "p99": pct(lat, 99),
+        }
+        m = med[name]
+        print(f"  {name:9} {m['rate']:7.1f} msg/s  {m['cpu']:6.2f} CPU ms/msg  "
+              f"p50 {m['p50']:7.2f} ms  p99 {m['p99']:7.2f} ms  (n={len(lat)})")  # fmt: skip
+    e, lc = med["echo"], med["lancelot"]
+    print(f"  lancelot/echo: throughput {lc['rate'] / e['rate']:.2f}x, "
+          f"CPU per message {lc['cpu'] / e['cpu']:.2f}x, added p50 "
+          f"{lc['p50'] - e['p50']:.2f} ms, added p99 {lc['p99'] - e['p99']:.2f} ms")  # fmt: skip
 
 
 async def run(args: argparse.Namespace) -> None:
-    chats_per_burst = args.burst // args.per_chat
-    chats = args.latency + args.rounds * chats_per_burst + 1
-    lat: dict[str, list[Sample]] = {"echo": [], "lancelot": []}
-    rates: dict[str, list[tuple[float, float]]] = {"echo": [], "lancelot": []}
-    noise, stop = Noise(), asyncio.Event()
+    shapes = args.shapes.split(",")
+    spans = ((0, args.rounds + 1), (1000, args.rounds), (2000, args.chats * args.rounds))
+    owners = ",".join(str(FIRST_CHAT + base + i) for base, n in spans for i in range(n))
     async with contextlib.AsyncExitStack() as stack:
-        fakes = {name: await stack.enter_async_context(FakeTelegram()) for name in lat}
-        await stack.enter_async_context(echo_bot(fakes["echo"], chats))
-        await stack.enter_async_context(lancelot(fakes["lancelot"], chats))
-        for name in lat:  # warm-up, and the first poll parks
-            for i in range(10):
-                await one(fakes[name], FIRST_CHAT + i)
-        probe = asyncio.create_task(noise.watch(stop))
-        for i in range(args.latency):
-            for name in lat:
-                lat[name].append(await one(fakes[name], FIRST_CHAT + i))
-        await asyncio.sleep(1.5)  # let the latency pass's buckets refill
-        for r in range(args.rounds):
-            first = FIRST_CHAT + args.latency + r * chats_per_burst
-            group = range(first, first + chats_per_burst)
-            for name in lat:
-                rates[name].append(await burst(fakes[name], group, args.per_chat))
-            echo, lance = rates["echo"][-1], rates["lancelot"][-1]
-            print(
-                f"round {r + 1:2}: echo {echo[0]:6.1f} msg/s {echo[1]:5.1f} CPU ms/msg, "
-                f"lancelot {lance[0]:6.1f} msg/s {lance[1]:5.1f} CPU ms/msg"
-            )
-        stop.set()
-        await probe
-        report(lat, rates, noise)
-        if args.paced:
-            last = FIRST_CHAT + chats - 1
-            for name in lat:
-                took = await paced(fakes[name], last, args.paced_count)
-                print(f"one chat, {args.paced_count} messages at once: {name} {took:.2f} s")
+        model = await stack.enter_async_context(FakeOpenAI())
+        bots = [
+            Bot("echo", await stack.enter_async_context(FakeTelegram())),
+            Bot("lancelot", await stack.enter_async_context(FakeTelegram())),
+        ]
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lancelot-bench-")))
+        await stack.enter_async_context(running(bots[0], start_echo(bots[0].tg)))
+        await stack.enter_async_context(
+            running(bots[1], start_lancelot(bots[1].tg, model, owners, home))
+        )
+        warm = FIRST_CHAT + args.rounds  # a chat no round uses
+        for bot in bots:
+            for text in TEXTS * 3:
+                await bot.send([(warm, text)])
+        load = os.getloadavg()
+        for shape in shapes:
+            rounds: dict[str, list[Round]] = {b.name: [] for b in bots}
+            for r in range(args.rounds):
+                for bot in bots if r % 2 == 0 else reversed(bots):
+                    rounds[bot.name].append(await measure(bot, shape_batches(shape, args, r)))
+                await asyncio.sleep(args.pause)
+            report(shape, rounds)
+        after = os.getloadavg()
+        print(f"\nload average: {load[0]:.2f} at the start, {after[0]:.2f} at the end "
+              f"({os.cpu_count()} CPUs)")  # fmt: skip
 
 
-def report(
-    lat: dict[str, list[Sample]], rates: dict[str, list[tuple[float, float]]], noise: Noise
-) -> None:
-    """Percentiles as measured, then without the samples the machine stalled."""
-    print()
-    for title, keep in (
-        ("as measured", lambda sample: True),
-        (
-            "without samples the machine stalled (a 10 ms tick came >20 ms late)",
-            lambda s: not noise.hit(s.start, s.end),
-        ),
-    ):
-        kept = {name: [s.ms for s in samples if keep(s)] for name, samples in lat.items()}
-        print(f"latency, {title}:")
-        for name, values in kept.items():
-            print(f"  {name:9} n={len(values):4}  p50 {pct(values, 50):7.2f}  "
-                  f"p90 {pct(values, 90):7.2f}  p99 {pct(values, 99):7.2f} ms")  # fmt: skip
-        echo, lance = kept["echo"], kept["lancelot"]
-        print(f"  added: p50 {pct(lance, 50) - pct(echo, 50):.2f} ms, "
-              f"p99 {pct(lance, 99) - pct(echo, 99):.2f} ms (target p99 <= 20 ms)")  # fmt: skip
-    wall = {name: statistics.median(r for r, _ in runs) for name, runs in rates.items()}
-    cpu = {name: statistics.median(c for _, c in runs) for name, runs in rates.items()}
-    print("throughput (median of rounds):")
-    for name in rates:
-        print(f"  {name:9} {wall[name]:7.1f} msg/s wall   {cpu[name]:6.2f} CPU ms per message")
-    print(f"  lancelot/echo: {wall['lancelot'] / wall['echo']:.2f}x by wall clock, "
-          f"{cpu['echo'] / cpu['lancelot']:.2f}x by CPU per message (target >= 0.7x)")  # fmt: skip
-    late = [(b - a) * 1000 - 10 for a, b in noise.ticks] or [0.0]
-    print(f"machine noise: {len(noise.ticks)} stalls over 20 ms, longest {max(late):.0f} ms")
+def echo_bot(base_url: str, token: str) -> None:
+    """The baseline: a bare Application with an echoing MessageHandler, polling."""
+    from telegram import Update  # type: ignore[attr-defined]  # mypy sees this file as `telegram`
+    from telegram.ext import Application, ContextTypes, MessageHandler, filters
+    from telegram.request import HTTPXRequest
+
+    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_chat is not None
+        assert update.effective_message is not None
+        await update.effective_chat.send_message(update.effective_message.text or "")
+
+    plain = {"verify": False}  # loopback
+    app = (
+        Application.builder()
+        .token(token)
+        .base_url(base_url)
+        .request(HTTPXRequest(httpx_kwargs=plain))
+        .get_updates_request(HTTPXRequest(httpx_kwargs=plain))
+        .build()
+    )
+    app.add_handler(MessageHandler(filters.TEXT, echo))
+    app.run_polling(poll_interval=0, timeout=10)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=10, help="throughput rounds per bot")
-    parser.add_argument("--latency", type=int, default=300, help="messages timed one by one")
-    parser.add_argument("--burst", type=int, default=100, help="messages per burst")
-    parser.add_argument("--per-chat", type=int, default=2, help="burst messages per chat")
-    parser.add_argument("--paced", action="store_true", help="also time one chat's pacing")
-    parser.add_argument("--paced-count", type=int, default=10)
-    logging.basicConfig(level=logging.ERROR)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--shapes", default="sequential,burst,many")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds per shape and bot")
+    parser.add_argument("--sequential", type=int, default=60, help="messages per round")
+    parser.add_argument("--burst", type=int, default=30, help="one chat's burst")
+    parser.add_argument("--chats", type=int, default=100)
+    parser.add_argument("--per-chat", type=int, default=3)
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds between rounds")
+    parser.add_argument("--echo-bot", nargs=2, metavar=("BASE_URL", "TOKEN"))
+    parsed = parser.parse_args()
+    if parsed.echo_bot:
+        echo_bot(*parsed.echo_bot)
+    else:
+        asyncio.run(run(parsed))
