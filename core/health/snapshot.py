@@ -19,6 +19,9 @@ HealthCheck = Callable[[], Awaitable[str | None]]
 # Told about every snapshot the monitor loop takes (health alerts watch transitions).
 HealthListener = Callable[["HealthSnapshot"], Awaitable[None]]
 LOCAL_MODEL_CHECK = "local_model"
+# How long /status may show the last snapshot instead of running every check again (a burst of
+# /status would otherwise ping Docker and query state.db once per message).
+RECENT_FOR = 2.0
 
 
 def _iso(ts: float | None) -> str | None:
@@ -67,7 +70,14 @@ class HealthSnapshot:
 class HealthMonitor:
     """Runs registered checks on demand and on an interval; remembers the last snapshot."""
 
-    def __init__(self, interval: float = 30.0, *, tasks: Supervisor | None = None) -> None:
+    def __init__(
+        self,
+        interval: float = 30.0,
+        *,
+        tasks: Supervisor | None = None,
+        recent_for: float = RECENT_FOR,
+    ) -> None:
+        self._recent_for = recent_for
         self._supervisor = tasks or Supervisor()
         self._checks: dict[str, HealthCheck] = {}
         self._optional: set[str] = set()
@@ -75,6 +85,10 @@ class HealthMonitor:
         self._started_at = time.time()
         self._ready = False
         self._last: HealthSnapshot | None = None
+        self._last_at = 0.0  # time.monotonic() when _last's checks started
+        self._changes = 0  # checks registered or readiness changed: a cached snapshot is stale
+        self._last_changes = -1
+        self._running: asyncio.Future[HealthSnapshot] | None = None
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[HealthListener] = []
         self._last_tick_at: float | None = None
@@ -86,6 +100,7 @@ class HealthMonitor:
         """Add a named check. An `optional` part (the sandbox, a model) that fails degrades
         Lancelot but leaves it ready: readiness means "can serve the owner"."""
         self._checks[name] = check
+        self._changes += 1
         if optional:
             self._optional.add(name)
 
@@ -104,6 +119,7 @@ class HealthMonitor:
     def mark_ready(self) -> None:
         """Startup finished: everything that should run is running."""
         self._ready = True
+        self._changes += 1
         self._ready_event.set()
 
     async def wait_ready(self) -> None:
@@ -112,6 +128,26 @@ class HealthMonitor:
 
     async def check(self) -> HealthSnapshot:
         """Run every check now."""
+        return await self._check_all()
+
+    def _check_done(self, done: asyncio.Future[HealthSnapshot]) -> None:
+        self._running = None
+        if not done.cancelled():
+            done.exception()  # retrieved: each caller gets it from its own await
+
+    async def recent(self) -> HealthSnapshot:
+        """The last snapshot if its checks ran within `recent_for` seconds and no check was
+        registered and readiness did not change since; otherwise a fresh one."""
+        fresh = time.monotonic() - self._last_at <= self._recent_for
+        if self._last is not None and fresh and self._last_changes == self._changes:
+            return self._last
+        if self._running is None:  # callers at the same moment share one run
+            self._running = asyncio.ensure_future(self._check_all())
+            self._running.add_done_callback(self._check_done)
+        return await asyncio.shield(self._running)
+
+    async def _check_all(self) -> HealthSnapshot:
+        started, changes = time.monotonic(), self._changes
         reasons: list[str] = []
         failing: list[str] = []
         if not self._ready:
@@ -138,6 +174,7 @@ class HealthMonitor:
             last_scheduler_tick_at=scheduler_tick,
             failing=tuple(failing),
         )
+        self._last_at, self._last_changes = started, changes
         return self._last
 
     async def tick(self) -> HealthSnapshot:

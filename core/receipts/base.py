@@ -117,6 +117,11 @@ class ReceiptStore(Protocol):
     async def count(self) -> int:
         """How many receipts are stored."""
 
+    @property
+    def recorded(self) -> int:
+        """How many receipts this ledger holds, queued ones included (kept as commits land,
+        no query: for /status)."""
+
     async def action_types(self) -> list[str]:
         """Distinct action types, for filter menus."""
 

@@ -68,6 +68,11 @@ class GroupCommit:
         self._writer.add_done_callback(self._writer_stopped)
 
     @property
+    def queued(self) -> int:
+        """Receipts waiting for their commit."""
+        return len(self._pending)
+
+    @property
     def started(self) -> bool:
         """Started and not stopped yet."""
         return self._writer is not None

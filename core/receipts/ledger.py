@@ -66,6 +66,7 @@ class SqliteLedger:
             tasks=self._supervisor,
         )
         self._catch_up: asyncio.Task[None] | None = None
+        self._head_seq = 0  # the last seq committed, kept as commits land
         search_file = search_path or path.with_name(path.stem + "-search.db")
         self._search = SearchIndex(search_file, tasks=self._supervisor)
         self._reader = LedgerReader(path, self._search)
@@ -98,6 +99,7 @@ class SqliteLedger:
                 f"{self._search.path}: cannot open the search index: {exc}"
             ) from None
         head = await self._reader.head()
+        self._head_seq = head[0]
         if self._checkpoints is not None:
             try:
                 await self._checkpoints.start(head, self._supervisor)
@@ -161,7 +163,15 @@ class SqliteLedger:
         """Wait until everything queued before this call is committed."""
         await self._commits.flush()
 
+    @property
+    def recorded(self) -> int:
+        """How many receipts this ledger holds: committed (the head's seq, as commits land)
+        and queued to commit within the flush interval."""
+        return self._head_seq + self._commits.queued
+
     async def _after_commit(self, added: list[Row]) -> None:
+        if added:
+            self._head_seq = max(self._head_seq, int(added[-1][SEQ]))
         self._search.submit(added)
         if added and self._checkpoints is not None:
             self._checkpoints.note(added[-1][SEQ], added[-1][HASH])

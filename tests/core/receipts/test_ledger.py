@@ -355,3 +355,16 @@ async def test_a_writer_that_dies_is_reported_and_nobody_waits_forever(
         ledger.append(Receipt("command", "third"))  # dropped and counted, not raised
         assert ledger.dropped == 2
     # ...and closing it does not hang either.
+
+
+async def test_recorded_counts_queued_receipts_and_follows_commits(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", flush_interval=60) as ledger:
+        await fill(ledger, 3)
+        assert ledger.recorded == await ledger.count() == 3
+        ledger.append(Receipt("command", "status"))
+        assert ledger.recorded == 4  # queued, not committed yet
+        assert await ledger.count() == 3
+        await ledger.flush()
+        assert ledger.recorded == await ledger.count() == 4
+    async with SqliteLedger(tmp_path / "ledger.db") as reopened:
+        assert reopened.recorded == 4  # read from the file at open
