@@ -22,7 +22,7 @@ from typing import Any, Self
 import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatAction
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import TypeHandler
 
 from bot.pairing import PairingGate
@@ -41,6 +41,7 @@ from core.config.settings import TelegramSettings
 from core.delivery.inbox import Kept, UpdateInbox
 from core.errors import ConfigError, DeliveryFailed, DeliveryRejected, LancelotError
 from core.events import ButtonPress, Card, FileOffer, MessageRef
+from core.runtime.backoff import Backoff, BackoffConfig
 from core.runtime.tasks import Supervisor
 from core.security.refusals import RefusalLog
 
@@ -162,14 +163,33 @@ class TelegramChannel:
             self._stack = None
 
     async def _initialize(self) -> None:
-        try:
-            await self._app.initialize()
-        except InvalidToken:
-            await self._bot.shutdown()
-            raise ConfigError("telegram: the Bot API server rejected TELEGRAM_BOT_TOKEN") from None
-        except TelegramError as exc:
-            await self._bot.shutdown()
-            raise DeliveryFailed(f"telegram: cannot reach the Bot API: {exc.message}") from None
+        """getMe, until it answers: a Bot API that cannot be reached yet (a machine starting
+        before its network, an outage) is tried again with backoff, not a reason to exit; a
+        rejected token is (ConfigError), as is any other refusal (DeliveryFailed)."""
+        delays = Backoff(
+            BackoffConfig(self._tuning.poll_backoff_base, self._tuning.poll_backoff_cap)
+        )
+        while True:
+            try:
+                await self._app.initialize()
+                return
+            except InvalidToken:
+                await self._bot.shutdown()
+                raise ConfigError(
+                    "telegram: the Bot API server rejected TELEGRAM_BOT_TOKEN"
+                ) from None
+            except (NetworkError, RetryAfter) as exc:
+                await self._bot.shutdown()
+                wait = _seconds(exc.retry_after) if isinstance(exc, RetryAfter) else next(delays)
+                log.warning(
+                    "telegram: cannot reach the Bot API yet (%s); trying again in %.1f s",
+                    exc.message,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+            except TelegramError as exc:
+                await self._bot.shutdown()
+                raise DeliveryFailed(f"telegram: cannot reach the Bot API: {exc.message}") from None
 
     async def _publish_commands(self) -> None:
         menu = [BotCommand(name, summary[:256] or name) for name, summary in self._commands]
@@ -303,3 +323,9 @@ class TelegramChannel:
             answered.set()
         self._typing.clear()
         await asyncio.gather(*self._typing_tasks, return_exceptions=True)
+
+
+def _seconds(retry_after: object) -> float:
+    """RetryAfter.retry_after in seconds (an int, or a timedelta in newer releases)."""
+    total = getattr(retry_after, "total_seconds", None)
+    return float(total() if callable(total) else retry_after)  # type: ignore[arg-type]

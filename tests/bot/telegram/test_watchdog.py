@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.fakes.telegram import FakeTelegram
 
@@ -44,3 +45,22 @@ async def test_silence_degrades_health_restarts_polling_and_recovers(
     assert reason.endswith(" s")
     assert recovered == (200, [])
     assert reply["plain_text"].startswith("Commands")
+
+
+async def test_a_bot_api_unreachable_at_start_is_waited_for_not_a_reason_to_stop(
+    tg: FakeTelegram, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.go_down()  # a machine that starts before its network, or during an outage
+
+    async def start_and_ask() -> str:
+        async with running(tg, settings_for(tg, tmp_path / "home")) as lancelot:
+            return (await lancelot.say("/help"))["plain_text"]
+
+    first_start = asyncio.create_task(start_and_ask())
+    await asyncio.sleep(1.0)
+    assert not first_start.done()  # still trying, not stopped
+    tg.come_back()
+    answer = await asyncio.wait_for(first_start, 30)
+
+    assert "/status" in answer
+    assert "telegram: cannot reach the Bot API yet" in caplog.text
