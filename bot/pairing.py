@@ -33,6 +33,7 @@ from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
 
+NO_OWNER = "none on Telegram or Google Chat yet (the console is always the owner's)"
 LABELS = {"telegram": "Telegram", "gchat": "Google Chat"}
 ASK = (
     "Lancelot has no owner yet. Send me the code shown where Lancelot runs (its console "
@@ -103,7 +104,7 @@ class OwnerBook:
                 parts.append(f"{label}: {paired.owner_id}{name}, paired on {paired.paired_at[:10]}")
             elif channel in self._waiting:
                 parts.append(f"{label}: waiting for pairing")
-        return "; ".join(parts) or "none"
+        return "; ".join(parts) or NO_OWNER
 
     def open(
         self,

@@ -16,6 +16,7 @@ import pytest
 
 from bot.app import Lancelot
 from bot.console.channel import MAX_LINE, ConsoleChannel
+from bot.runner import owner_book
 from core.commands.registry import CommandContext
 from core.events import Button, Card, CardKind
 
@@ -155,3 +156,12 @@ async def test_a_wildcard_bind_address_is_shown_as_an_address_a_browser_can_use(
     assert app.web_url == f"http://localhost:{app.web_port}"  # as in the container
     async with aiohttp.ClientSession() as http, http.get(f"{app.web_url}/health/live") as live:
         assert live.status == 200
+
+
+async def test_status_on_the_console_alone_says_the_console_is_the_owners(app: Lancelot) -> None:
+    owner_book(app)
+    reader, out = await console_for(app)
+    await type_line(app, reader, b"/status\n")
+    shown = out.getvalue()
+    assert "Owner" in shown
+    assert "none on Telegram or Google Chat yet (the console is always the owner's)" in shown
