@@ -14,6 +14,12 @@ reply), CPU per message (the bot process's user+system time, all threads, /proc/
 and latency p50/p99 from the fake server's clock: the update made available to getUpdates ->
 the sendMessage that answers it received (the nth reply in a chat answers its nth message).
 
+Pacing: as shipped, Lancelot sends at most 30 messages a second on a channel, all chats
+together (Telegram's limit; a burst of 30 goes at once), and the echo bot does not pace; so
+the burst and many shapes are capped at 30 msg/s by design, and a sequential round (20
+messages, then a 1 s pause) stays within the burst. --global-per-second 0 turns the pace off
+to measure what Lancelot itself costs.
+
 Lancelot runs as a user's would: `python -m bot.cli run` with the shipped settings and pacing,
 except the owner rate limit (60 a minute per sender by default: the shapes would be refused,
 which is not speed) and no sandbox warm-up (no Docker needed). The messages cycle through
@@ -37,7 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,13 +263,19 @@ async def run(args: argparse.Namespace) -> None:
             rounds: dict[str, list[Round]] = {b.name: [] for b in bots}
             for r in range(args.rounds):
                 for bot in bots if r % 2 == 0 else reversed(bots):
-                    rounds[bot.name].append(await measure(bot, shape_batches(shape, args, r)))
+                    done = await measure(bot, shape_batches(shape, args, r))
+                    rounds[bot.name].append(done)
+                    if args.verbose:
+                        print(f"  {shape} round {r + 1} {bot.name}: {done.rate:.1f} msg/s, "
+                              f"p50 {pct(done.latencies, 50):.2f} ms")  # fmt: skip
                 await asyncio.sleep(args.pause)
             report(shape, rounds)
         after = os.getloadavg()
         for bot in bots:
             extra = [m["plain_text"][:60] for m in bot.tg._state.sent[bot.injected :]]
             print(f"{bot.name}: {bot.sent} messages sent for {bot.injected} received", extra[:3])
+            calls = Counter(call.method for call in bot.tg._state.calls)
+            print(f"  Bot API calls: {dict(calls.most_common())}")
         print(f"\nload average: {load[0]:.2f} at the start, {after[0]:.2f} at the end "
               f"({os.cpu_count()} CPUs)")  # fmt: skip
 
@@ -296,7 +308,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="sequential,burst,many")
     parser.add_argument("--rounds", type=int, default=4, help="rounds per shape and bot")
-    parser.add_argument("--sequential", type=int, default=60, help="messages per round")
+    parser.add_argument("--sequential", type=int, default=20, help="messages per round")
     parser.add_argument("--burst", type=int, default=30, help="one chat's burst")
     parser.add_argument("--chats", type=int, default=100)
     parser.add_argument("--per-chat", type=int, default=3)
@@ -306,6 +318,7 @@ if __name__ == "__main__":
         help="Lancelot's global send pace (shipped: 30, Telegram's limit; 0: off, as the echo "
         "bot, to measure Lancelot's own cost)",
     )
+    parser.add_argument("--verbose", action="store_true", help="figures of every round")
     parser.add_argument("--texts", help="the messages to cycle through, separated by |")
     parser.add_argument("--echo-bot", nargs=2, metavar=("BASE_URL", "TOKEN"))
     parsed = parser.parse_args()
