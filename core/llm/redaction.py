@@ -22,6 +22,7 @@ PHONE = re.compile(
     r")(?![\w.-]?\d)"
 )
 IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+REMEMBERED = 512  # masked texts kept (a conversation's prompt and turns)
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 
 
@@ -56,9 +57,24 @@ class PiiRedactor:
 
     def __init__(self, secrets: Redactor | None = None) -> None:
         self._secrets = secrets or Redactor()
+        # Every call of a conversation sends the same system prompt and earlier turns again:
+        # masked once, remembered (bounded) until the Redactor learns another secret.
+        self._masked: dict[str, str] = {}
+        self._generation = self._secrets.generation
 
     def text(self, value: str) -> str:
         """The text with secrets and personal data masked."""
+        if self._generation != self._secrets.generation:
+            self._masked.clear()
+            self._generation = self._secrets.generation
+        masked = self._masked.get(value)
+        if masked is None:
+            if len(self._masked) >= REMEMBERED:
+                del self._masked[next(iter(self._masked))]  # the oldest
+            masked = self._masked[value] = self._mask(value)
+        return masked
+
+    def _mask(self, value: str) -> str:
         value = self._secrets.text(value)
         value = EMAIL.sub("[EMAIL]", value)
         value = IBAN.sub("[IBAN]", value)

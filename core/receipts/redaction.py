@@ -63,6 +63,7 @@ class Redactor:
 
     def __init__(self, known_secrets: Iterable[str] = ()) -> None:
         self._known: list[str] = []
+        self.generation = 0  # grows with every secret added: what masked text before may not
         for secret in known_secrets:
             self.add_secret(secret)
 
@@ -71,6 +72,7 @@ class Redactor:
         if len(secret) >= 6 and secret not in self._known:
             self._known.append(secret)
             self._known.sort(key=len, reverse=True)
+            self.generation += 1
 
     def text(self, value: str) -> str:
         """Mask secrets inside a string."""

@@ -56,3 +56,23 @@ def test_a_whole_request_is_masked_including_tool_arguments() -> None:
     assert masked.messages[0].content == "mail [EMAIL]"
     assert masked.messages[1].tool_calls[0].arguments == {"to": "[EMAIL]", "n": 2}
     assert request.messages[0].content == "mail bob@example.com"  # the original is untouched
+
+
+def test_a_secret_learned_after_a_text_was_masked_is_masked_in_it_next_time() -> None:
+    secrets = Redactor()
+    redact = PiiRedactor(secrets)
+    prompt = "the owner's vault key is vault-key-98765, write to jane.doe@example.org"
+    first = redact.text(prompt)
+    assert first == "the owner's vault key is vault-key-98765, write to [EMAIL]"
+    assert redact.text(prompt) == first  # the same prompt again: the same masking
+    secrets.add_secret("vault-key-98765")
+    assert redact.text(prompt) == "the owner's vault key is [REDACTED], write to [EMAIL]"
+
+
+def test_masking_stays_correct_past_the_number_of_texts_remembered() -> None:
+    redact = PiiRedactor(Redactor())
+    texts = [f"turn {i}: mail a{i}@example.org" for i in range(2000)]
+    for text in texts:
+        redact.text(text)
+    for i in (0, 1999):
+        assert redact.text(texts[i]) == f"turn {i}: mail [EMAIL]"
