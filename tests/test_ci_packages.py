@@ -13,7 +13,7 @@ from tests.ci import IN_CI
 
 REPO = Path(__file__).resolve().parents[1]
 # Python 3.11 with venv (the image's python3-minimal runs python3.11 but cannot make a venv);
-# the `local` extra's compilers; the engine, debootstrap and Chromium.
+# the `local` extra's compilers; the engine, debootstrap, Chromium and docker-compose.
 NEEDED = {
     "python3.11",
     "python3.11-venv",
@@ -24,6 +24,7 @@ NEEDED = {
     "docker.io",
     "debootstrap",
     "chromium",
+    "docker-compose",
 }
 
 
