@@ -9,14 +9,18 @@ each owner's version is a row of `schema_versions` (`migrate`), and the file's o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+from aiosqlite.context import contextmanager
 
 from core.errors import StorageError
 
@@ -57,6 +61,38 @@ def keep_private(path: Path) -> None:
             os.chmod(f"{path}{suffix}", 0o600)
 
 
+BUSY_RETRY_SECONDS = 5.0  # as long as the busy timeout
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+class SharedConnection(aiosqlite.Connection):
+    """A database connection that several tasks share. When another connection also
+    commits to the file (state.db's delivery writer), a write here can be refused at once
+    with "database is locked" instead of waiting the busy timeout: another task's read on
+    this connection, not yet fetched to its end, still holds an older snapshot. The write
+    changed nothing then; it is tried again once that read has had its turn."""
+
+    @contextmanager
+    async def execute(self, sql: str, parameters: Iterable[Any] | None = None) -> aiosqlite.Cursor:
+        """Run one statement (again while the file is locked, up to BUSY_RETRY_SECONDS)."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + BUSY_RETRY_SECONDS
+        while True:
+            try:
+                cursor = await self._execute(  # type: ignore[no-untyped-call]
+                    self._conn.execute, sql, list(parameters or [])
+                )
+            except sqlite3.OperationalError as exc:
+                if "database is locked" not in str(exc) or loop.time() > give_up:
+                    raise
+                await asyncio.sleep(0.005)  # the pending read is fetched and closed meanwhile
+            else:
+                return aiosqlite.Cursor(self, cursor)
+
+
 async def open_db(
     path: Path, schema: Schema, what: str, *, check: bool = False
 ) -> aiosqlite.Connection:
@@ -67,7 +103,7 @@ async def open_db(
     db: aiosqlite.Connection | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path, isolation_level=None)
+        db = await SharedConnection(partial(_connect, path), 64)
         keep_private(path)
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=FULL")

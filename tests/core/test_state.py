@@ -3,6 +3,7 @@ step changes nothing, and a file from a newer Lancelot is refused in one line na
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -134,3 +135,33 @@ def test_scripts_split_into_whole_statements() -> None:
     assert found[1].endswith("END;")
     with pytest.raises(ValueError, match="incomplete"):
         list(statements("CREATE TRIGGER x BEFORE DELETE ON t BEGIN SELECT 1;"))
+
+
+async def test_a_write_waits_for_another_tasks_read_while_a_second_connection_commits(
+    tmp_path: Path,
+) -> None:
+    """state.db has two writing connections (the shared one, the delivery writer): a write
+    on the shared one while another task's read there is still open must not fail."""
+    path = tmp_path / "state.db"
+    db = await open_state_db(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        await db.execute("CREATE TABLE t (n INTEGER)")
+        await db.execute("INSERT INTO t VALUES (1), (2), (3)")
+
+        async def slow_read() -> list[int]:
+            async with db.execute("SELECT n FROM t") as cur:
+                first = await cur.fetchone()  # the read is open: its snapshot is held
+                other.execute("INSERT INTO t VALUES (4)")  # the other connection commits
+                await asyncio.sleep(0.05)
+                return [first[0], *(r[0] for r in await cur.fetchall())] if first else []
+
+        reading = asyncio.create_task(slow_read())
+        await asyncio.sleep(0.01)
+        await db.execute("UPDATE t SET n = n * 10 WHERE n = 1")  # was: database is locked
+        assert await reading == [1, 2, 3]
+        async with db.execute("SELECT n FROM t ORDER BY n") as cur:
+            assert [r[0] for r in await cur.fetchall()] == [2, 3, 4, 10]
+    finally:
+        other.close()
+        await db.close()
