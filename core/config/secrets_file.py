@@ -3,11 +3,10 @@ owner-only (0600), written atomically. The settings read it; the environment win
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from soul.atomic import write_atomic
 
 SECRETS_FILE = "secrets.env"
 # Only these names are read from the file: it holds keys, not settings.
@@ -38,20 +37,5 @@ def write_secrets(home: Path, keys: Mapping[str, str]) -> Path:
     merged = {**read_secrets(home), **keys}
     text = "".join(f"{name}={merged[name]}\n" for name in SECRET_NAMES if name in merged)
     path = home / SECRETS_FILE
-    fd, temp = tempfile.mkstemp(prefix=".secrets-", dir=home)  # mkstemp makes it 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-    directory = os.open(home, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    write_atomic(path, text)  # mkstemp: 0600 from its first byte
     return path

@@ -8,12 +8,11 @@ the settings leave unset.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.errors import StorageError
+from soul.atomic import write_atomic
 
 FILE = "owners.json"
 
@@ -70,14 +69,4 @@ class OwnerStore:
                 c: {k: v for k, v in asdict(o).items() if k != "channel"} for c, o in owners.items()
             }
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".owners.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp makes it 0600
-                json.dump(body, out, indent=2)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_atomic(self.path, json.dumps(body, indent=2))  # mkstemp: 0600 at once
