@@ -17,6 +17,7 @@ from bot.pairing import OwnerBook
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
 from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
+from core.runtime.heap import freeze_startup_heap
 from core.security.pairing import PairingLimits
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
         if chat or (not channels_configured and sys.stdin.isatty()):
             console = await _attach_console(app)
         app.health.mark_ready()
+        freeze_startup_heap()
         if app.web_port is not None:
             log.info("Lancelot ready; web app on %s", app.web_url)
         if not chat and console is None and not channels_configured:

@@ -99,6 +99,8 @@ def test_chat_reads_requests_from_a_file(tmp_path: Path) -> None:
     assert "Status" in result.stdout
     assert "/status - uptime" in result.stdout
     assert f"Receipts and health on http://127.0.0.1:{port}" in result.stdout
+    # Once started, what start built is kept out of the garbage collector's full passes.
+    assert "start-up heap frozen" in (tmp_path / "home/logs/lancelot.log").read_text()
 
 
 async def test_run_without_the_sandbox_says_why_it_did_not_run_and_logs_stay_in_the_log(
