@@ -8,6 +8,7 @@ from typing import Any
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
+from bot.telegram.json_request import JsonRequest
 from core.config.settings import TelegramSettings
 from core.errors import ConfigError
 
@@ -51,12 +52,12 @@ def build_application(
     if settings.bot_token is None:
         raise ConfigError("telegram: TELEGRAM_BOT_TOKEN is not set")
     httpx_kwargs: dict[str, Any] = {} if tuning.verify_tls else {"verify": False}
-    request = HTTPXRequest(
+    request = JsonRequest(
         connection_pool_size=tuning.connection_pool,
         read_timeout=tuning.read_timeout,
         httpx_kwargs=httpx_kwargs,
     )
-    updates_request = HTTPXRequest(connection_pool_size=1, httpx_kwargs=httpx_kwargs)
+    updates_request = JsonRequest(connection_pool_size=1, httpx_kwargs=httpx_kwargs)
     app: TelegramApp = (
         ApplicationBuilder()
         .token(settings.bot_token.get_secret_value())

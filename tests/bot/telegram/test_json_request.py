@@ -1,0 +1,119 @@
+"""Bot API calls go as one JSON object (uploads as PTB's multipart form), errors as PTB's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import NetworkError, TimedOut
+
+from bot.telegram.json_request import JsonRequest
+from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram.server import DEFAULT_USER_ID
+
+TOKEN = "123:not-a-real-token"
+ME = {"id": 1, "is_bot": True, "first_name": "Lancelot", "username": "lancelot_bot"}
+SENT = {"message_id": 7, "date": 0, "chat": {"id": 42, "type": "private"}, "text": "hi"}
+
+
+class Recorder:
+    """A Bot API that remembers each call's content type and body, and can be slow."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, bytes]] = []
+        self.delay = 0.0
+
+    async def handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        self.seen.append((method, request.content_type, await request.read()))
+        await asyncio.sleep(self.delay)
+        result = ME if method == "getMe" else SENT
+        return web.json_response({"ok": True, "result": result})
+
+
+@pytest.fixture
+async def recorder() -> AsyncIterator[tuple[Recorder, str]]:
+    rec = Recorder()
+    app = web.Application()
+    app.router.add_post("/bot{token}/{method}", rec.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield rec, f"http://127.0.0.1:{port}/bot"
+    await runner.cleanup()
+
+
+async def _bot(base_url: str, token: str = TOKEN, **request: Any) -> Bot:
+    bot = Bot(token, base_url=base_url, request=JsonRequest(**request))
+    await bot.initialize()
+    return bot
+
+
+async def test_a_message_with_buttons_is_one_json_object(recorder: tuple[Recorder, str]) -> None:
+    rec, base = recorder
+    bot = await _bot(base)
+    markup = InlineKeyboardMarkup([[InlineKeyboardButton("Approve", callback_data="a:1")]])
+    message = await bot.send_message(42, "<b>héllo</b>", parse_mode="HTML", reply_markup=markup)
+    await bot.shutdown()
+    assert message.message_id == 7
+    method, content_type, body = rec.seen[-1]
+    assert (method, content_type) == ("sendMessage", "application/json")
+    sent = json.loads(body)
+    assert sent["chat_id"] == 42
+    assert sent["text"] == "<b>héllo</b>"
+    # Objects are objects, not JSON inside a string as in PTB's form.
+    assert sent["reply_markup"] == {
+        "inline_keyboard": [[{"text": "Approve", "callback_data": "a:1"}]]
+    }
+
+
+async def test_an_upload_keeps_the_multipart_form(recorder: tuple[Recorder, str]) -> None:
+    rec, base = recorder
+    bot = await _bot(base)
+    await bot.send_document(42, b"%PDF-1.4 tiny", filename="report.pdf")
+    await bot.shutdown()
+    method, content_type, body = rec.seen[-1]
+    assert (method, content_type) == ("sendDocument", "multipart/form-data")
+    assert b"report.pdf" in body
+    assert b"%PDF-1.4 tiny" in body
+
+
+async def test_a_slow_answer_is_timed_out_as_ptb_would(recorder: tuple[Recorder, str]) -> None:
+    rec, base = recorder
+    bot = await _bot(base, read_timeout=0.2)
+    rec.delay = 1.0
+    with pytest.raises(TimedOut):
+        await bot.send_message(42, "hi")
+    with pytest.raises(TimedOut):  # a timeout given by the call wins over the client's
+        await bot.send_message(42, "hi", read_timeout=0.05)
+    rec.delay = 0.0
+    await bot.shutdown()
+
+
+async def test_an_unreachable_api_is_a_network_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens once closed
+    request = JsonRequest()
+    await request.initialize()
+    bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot", request=request)
+    with pytest.raises(NetworkError, match=r"httpx\.ConnectError"):
+        await bot.send_message(42, "hi")
+    await request.shutdown()
+
+
+async def test_the_fake_bot_api_takes_cards_sent_as_json(tg: FakeTelegram) -> None:
+    """The fake refuses an object sent as a string in a JSON body, as Telegram does."""
+    bot = await _bot(tg.base_url, tg.token)
+    markup = InlineKeyboardMarkup([[InlineKeyboardButton("Deny", callback_data="d:1")]])
+    await bot.send_message(DEFAULT_USER_ID, "<i>card</i>", parse_mode="HTML", reply_markup=markup)
+    await bot.shutdown()
+    assert tg.sent[-1]["plain_text"] == "card"
