@@ -55,7 +55,9 @@ def configure_logging(home: Path, level: str, redactor: Redactor, *, quiet: bool
         return
     file_handler.setFormatter(formatter)
     root.addHandler(file_handler)
-    for noisy in ("aiohttp.access", "httpx", "telegram", "apscheduler"):
+    # httpx2 is the HTTP client of the openai and anthropic SDKs: a line per model call,
+    # written through the redacting formatter, was a sixth of a call's CPU.
+    for noisy in ("aiohttp.access", "httpx", "httpx2", "telegram", "apscheduler"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # PTB logs every non-JSON 5xx body (a proxy's "Bad Gateway") with a traceback; the
     # Telegram channel reports those failures itself, in one line.
