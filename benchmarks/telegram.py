@@ -24,7 +24,10 @@ Lancelot runs as a user's would: `python -m bot.cli run` with the shipped settin
 except the owner rate limit (60 a minute per sender by default: the shapes would be refused,
 which is not speed) and no sandbox warm-up (no Docker needed). The messages cycle through
 /help, /status and plain text; plain text goes to the agent, which calls the fake OpenAI server
-(answers at once). The echo bot sends every text back.
+(answers at once). The echo bot sends every text back. With --model-bot, a third bot is
+measured too: the same bare echo bot, answering plain text with one call through the openai
+SDK to the same fake model (what a plain message to Lancelot should be compared with, since
+the echo bot calls no model). The model calls made and their request sizes are reported.
 
 Usage (from the repository root):
 
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import statistics
@@ -124,9 +128,10 @@ class Bot:
         ]
 
 
-async def start_echo(tg: FakeTelegram) -> asyncio.subprocess.Process:
+async def start_echo(tg: FakeTelegram, model_url: str | None = None) -> asyncio.subprocess.Process:
+    extra = ["--model-url", model_url] if model_url else []
     return await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--echo-bot", tg.base_url, tg.token, cwd=REPO,
+        sys.executable, __file__, "--echo-bot", tg.base_url, tg.token, *extra, cwd=REPO,
         stdin=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
 
@@ -231,10 +236,12 @@ def report(shape: str, rounds: dict[str, list[Round]]) -> None:
         m = med[name]
         print(f"  {name:9} {m['rate']:7.1f} msg/s  {m['cpu']:6.2f} CPU ms/msg  "
               f"p50 {m['p50']:7.2f} ms  p99 {m['p99']:7.2f} ms  (n={len(lat)})")  # fmt: skip
-    e, lc = med["echo"], med["lancelot"]
-    print(f"  lancelot/echo: throughput {lc['rate'] / e['rate']:.2f}x, "
-          f"CPU per message {lc['cpu'] / e['cpu']:.2f}x, added p50 "
-          f"{lc['p50'] - e['p50']:.2f} ms, added p99 {lc['p99'] - e['p99']:.2f} ms")  # fmt: skip
+    lc = med["lancelot"]
+    for base in (name for name in med if name != "lancelot"):
+        e = med[base]
+        print(f"  lancelot/{base}: throughput {lc['rate'] / e['rate']:.2f}x, "
+              f"CPU per message {lc['cpu'] / e['cpu']:.2f}x, added p50 "
+              f"{lc['p50'] - e['p50']:.2f} ms, added p99 {lc['p99'] - e['p99']:.2f} ms")  # fmt: skip
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -247,8 +254,13 @@ async def run(args: argparse.Namespace) -> None:
             Bot("echo", await stack.enter_async_context(FakeTelegram())),
             Bot("lancelot", await stack.enter_async_context(FakeTelegram())),
         ]
+        if args.model_bot:
+            bots.append(Bot("model-bot", await stack.enter_async_context(FakeTelegram())))
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lancelot-bench-")))
         await stack.enter_async_context(running(bots[0], start_echo(bots[0].tg)))
+        if args.model_bot:
+            bot = bots[2]
+            await stack.enter_async_context(running(bot, start_echo(bot.tg, model.base_url)))
         await stack.enter_async_context(
             running(
                 bots[1], start_lancelot(bots[1].tg, model, owners, home, args.global_per_second)
@@ -276,20 +288,38 @@ async def run(args: argparse.Namespace) -> None:
             print(f"{bot.name}: {bot.sent} messages sent for {bot.injected} received", extra[:3])
             calls = Counter(call.method for call in bot.tg._state.calls)
             print(f"  Bot API calls: {dict(calls.most_common())}")
+        if model.requests:
+            sizes = [len(json.dumps(seen.body)) for seen in model.requests]
+            print(f"model calls: {len(sizes)}, request body median {statistics.median(sizes):.0f}"
+                  f" bytes (max {max(sizes)})")  # fmt: skip
         print(f"\nload average: {load[0]:.2f} at the start, {after[0]:.2f} at the end "
               f"({os.cpu_count()} CPUs)")  # fmt: skip
 
 
-def echo_bot(base_url: str, token: str) -> None:
-    """The baseline: a bare Application with an echoing MessageHandler, polling."""
+def echo_bot(base_url: str, token: str, model_url: str | None) -> None:
+    """The baseline: a bare Application with an echoing MessageHandler, polling. With
+    `model_url`, text that is not a command is answered by one model call through the openai
+    SDK first (the bare bot a plain message to Lancelot should be compared with)."""
     from telegram import Update  # type: ignore[attr-defined]  # mypy sees this file as `telegram`
     from telegram.ext import Application, ContextTypes, MessageHandler, filters
     from telegram.request import HTTPXRequest
 
+    model: Any = None
+    if model_url:
+        import openai
+
+        model = openai.AsyncOpenAI(api_key="sk-bench-not-real", base_url=model_url)
+
     async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_chat is not None
         assert update.effective_message is not None
-        await update.effective_chat.send_message(update.effective_message.text or "")
+        text = update.effective_message.text or ""
+        if model is not None and not text.startswith("/"):
+            answer = await model.chat.completions.create(
+                model="gpt-bench", messages=[{"role": "user", "content": text}]
+            )
+            text = answer.choices[0].message.content or text
+        await update.effective_chat.send_message(text)
 
     plain = {"verify": False}  # loopback
     app = (
@@ -320,11 +350,17 @@ if __name__ == "__main__":
     )
     parser.add_argument("--verbose", action="store_true", help="figures of every round")
     parser.add_argument("--texts", help="the messages to cycle through, separated by |")
+    parser.add_argument(
+        "--model-bot",
+        action="store_true",
+        help="also measure a bare bot that answers plain text with one model call",
+    )
     parser.add_argument("--echo-bot", nargs=2, metavar=("BASE_URL", "TOKEN"))
+    parser.add_argument("--model-url", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.texts:
         TEXTS[:] = parsed.texts.split("|")
     if parsed.echo_bot:
-        echo_bot(*parsed.echo_bot)
+        echo_bot(*parsed.echo_bot, parsed.model_url)
     else:
         asyncio.run(run(parsed))
