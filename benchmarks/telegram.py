@@ -361,6 +361,7 @@ if __name__ == "__main__":
     if parsed.texts:
         TEXTS[:] = parsed.texts.split("|")
     if parsed.echo_bot:
-        echo_bot(*parsed.echo_bot, parsed.model_url)
+        base_url, token = parsed.echo_bot
+        echo_bot(base_url, token, parsed.model_url)
     else:
         asyncio.run(run(parsed))
