@@ -91,6 +91,7 @@ class TelegramChannel:
         self._refusals = refusals
         self._presses = PressAnswers(self._bot, self._tuning.press_fallback, tasks=self._supervisor)
         self._calls = asyncio.Semaphore(self._tuning.concurrent_calls)
+        self._calls_wanted = 0  # sends, edits and files on their way or waiting for a slot
         # File downloads stream on their own client: PTB's would read a file whole.
         self._downloads = httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=60.0), verify=self._tuning.verify_tls
@@ -246,7 +247,7 @@ class TelegramChannel:
             raise DeliveryRejected(f"this card has no part {part}")
         self._stop_typing_in(chat_id)
         markup = keyboard(card) if part == len(pieces) - 1 else None
-        async with self._calls:
+        async with self._call():
             message = await send_chunk(self._bot, chat_id, pieces[part], markup)
         return MessageRef(NAME, chat_id, str(message.message_id))
 
@@ -260,7 +261,7 @@ class TelegramChannel:
 
     async def edit(self, ref: MessageRef, card: Card) -> None:
         """Replace the message's text and keyboard (no keyboard if the card has no buttons)."""
-        async with self._calls:
+        async with self._call():
             await edit_chunk(
                 self._bot, ref.chat_id, ref.message_id, edit_chunk_of(card), keyboard(card)
             )
@@ -274,7 +275,7 @@ class TelegramChannel:
     ) -> MessageRef:
         """sendPhoto or sendDocument; the message that shows the file."""
         self._stop_typing_in(chat_id)
-        async with self._calls:
+        async with self._call():
             message = await upload(self._bot, chat_id, path, caption, as_photo=as_photo)
         return MessageRef(NAME, chat_id, str(message.message_id))
 
@@ -304,14 +305,25 @@ class TelegramChannel:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._tuning.typing_delay):
                     await answered.wait()
-            # Cosmetic: skipped when replies are already queueing for the connection.
-            if not answered.is_set() and not self._calls.locked():
-                async with self._calls:
+            # Cosmetic: sent only while nothing else is on its way to Telegram. Under a burst
+            # every connection is wanted for replies, and a chat action costs what one does.
+            if not answered.is_set() and self._calls_wanted == 0:
+                async with self._call():
                     with contextlib.suppress(LancelotError), translated("sendChatAction"):
                         await self._bot.send_chat_action(chat_number(chat_id), ChatAction.TYPING)
         finally:
             if self._typing.get(chat_id) is answered:
                 del self._typing[chat_id]
+
+    @contextlib.asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """One of the Bot API calls in flight at once (counted while it waits for a slot)."""
+        self._calls_wanted += 1
+        try:
+            async with self._calls:
+                yield
+        finally:
+            self._calls_wanted -= 1
 
     def _stop_typing_in(self, chat_id: str) -> None:
         answered = self._typing.pop(chat_id, None)

@@ -53,6 +53,28 @@ async def test_status_shows_fields_and_typing_while_slow_work_runs(
     assert (OWNER, "typing") in tg.chat_actions
 
 
+async def test_no_typing_while_a_reply_is_on_its_way(tg: FakeTelegram, tmp_path: Path) -> None:
+    """Typing is cosmetic: while another reply is still being sent (a burst), the
+    connections are the replies' and the slow command gets no chat action."""
+
+    async def slow(ctx: CommandContext) -> Card:
+        await asyncio.sleep(0.6)
+        return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
+
+    def register(commands: CommandRegistry) -> None:
+        commands.command("digest", "a slow one", slow)
+
+    async with running(tg, settings_for(tg, tmp_path), register=register):
+        tg.set_delay("sendMessage", 3)  # the first reply stays on its way
+        tg.user_message("/help", user_id=OWNER)
+        await tg.wait_for(lambda: any(c.method == "sendMessage" for c in tg.calls))
+        tg.user_message("/digest", user_id=OWNER)
+        await tg.wait_for(lambda: len(tg.sent) >= 2, timeout=10)
+
+    assert [m["plain_text"].split("\n")[0] for m in tg.sent][-1] == "Digest"
+    assert (OWNER, "typing") not in tg.chat_actions
+
+
 async def test_receipts_link_opens_the_page_once(tg: FakeTelegram, tmp_path: Path) -> None:
     async with running(tg, settings_for(tg, tmp_path)) as lancelot:
         card = await lancelot.say("/receipts")
