@@ -17,12 +17,14 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 from aiosqlite.context import contextmanager
 
 from core.errors import StorageError
+
+T = TypeVar("T")
 
 # An upgrade step: an SQL script, or code given the connection (inside the step's transaction).
 Step = str | Callable[[aiosqlite.Connection], Awaitable[None]]
@@ -91,6 +93,11 @@ class SharedConnection(aiosqlite.Connection):
                 await asyncio.sleep(0.005)  # the pending read is fetched and closed meanwhile
             else:
                 return aiosqlite.Cursor(self, cursor)
+
+    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` on the connection in its thread: several statements in one trip there
+        (each awaited statement is a trip of its own)."""
+        return await self._execute(work, self._conn)  # type: ignore[no-any-return,no-untyped-call]
 
 
 async def open_db(

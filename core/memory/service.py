@@ -230,9 +230,7 @@ class Memory:
             insert_query(chat, conversation, role, self._redactor.text(text), None, at)
             for role, text in said
         ]
-        async with self.store.transaction() as writer:
-            for query in queries:
-                await writer.execute(query.sql, query.params)
+        await self.store.write_many(queries)
 
     async def finish_task(self, chat: str) -> WorkingTask | None:
         """End the chat's current task; the task as it ended."""

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -19,7 +20,7 @@ import aiosqlite
 from core.errors import StorageError
 from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
-from core.state import keep_private, migrate_file
+from core.state import SharedConnection, keep_private, migrate_file
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
@@ -45,7 +46,7 @@ class MemoryStore:
             raise ValueError("synchronous must be NORMAL or FULL")
         self.path = path
         self._synchronous = synchronous
-        self._db: aiosqlite.Connection | None = None
+        self._db: SharedConnection | None = None
         self._reader: sqlite3.Connection | None = None
         self._thread: ThreadPoolExecutor | None = None
         self._lock = asyncio.Lock()
@@ -64,13 +65,15 @@ class MemoryStore:
         """Open (creating or upgrading) memory.db; StorageError in one line naming the file."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = await aiosqlite.connect(self.path, isolation_level=None)
+            db = SharedConnection(partial(_connect_writer, self.path), 64)
+            await db  # its thread starts and connects
+            self._db = db
             keep_private(self.path)
             await self._check_integrity()
-            await self._db.execute("PRAGMA journal_mode=WAL")
-            await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
-            await self._db.execute("PRAGMA busy_timeout=5000")
-            await migrate_file(self._db, SCHEMA)
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute(f"PRAGMA synchronous={self._synchronous}")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await migrate_file(db, SCHEMA)
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="memory-reader")
             self._reader = await self._in_thread(self._connect_reader)
         except (sqlite3.Error, OSError) as exc:
@@ -111,7 +114,7 @@ class MemoryStore:
             await db.close()
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> SharedConnection:
         """The writing connection; StorageError when closed."""
         if self._db is None:
             raise StorageError(f"{self.path}: the memory database is not open")
@@ -167,15 +170,21 @@ class MemoryStore:
     async def write(self, sql: str, params: Params = ()) -> int:
         """One statement as a transaction of its own (with what waits from `later`); how
         many rows it changed."""
-        if self._later:
-            async with self.transaction() as writer:
-                return await writer.execute(sql, params)
+        (changed,) = await self.write_many([Query(sql, params)])
+        return changed
+
+    async def write_many(self, queries: Sequence[Query]) -> list[int]:
+        """Statements as one transaction (after what waits from `later`), in one trip to the
+        writing thread; how many rows each changed. All or nothing, even if the caller is
+        cancelled meanwhile."""
         async with self._lock:
+            db = self.db
+            waiting, self._later = self._later, []
             try:
-                async with self.db.execute(sql, params) as cur:
-                    return cur.rowcount
+                changed = await db.run(partial(_write_all, [*waiting, *queries]))
             except sqlite3.Error as exc:
                 raise self._failed(exc) from None
+            return changed[len(waiting) :]
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Writer]:
@@ -200,6 +209,23 @@ class MemoryStore:
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         return StorageError(f"{self.path}: memory database error: {exc}")
+
+
+def _connect_writer(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def _write_all(queries: Sequence[Query], conn: sqlite3.Connection) -> list[int]:
+    """In the writing thread: every statement in one transaction; the rows each changed."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        changed = [conn.execute(q.sql, q.params).rowcount for q in queries]
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return changed
 
 
 class Writer:

@@ -3,6 +3,8 @@ one line naming the file (never rewritten) when it is damaged or from a newer La
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from core.errors import StorageError
 from core.memory import Memory, MemoryStore, Provenance
 from core.memory.schema import SCHEMA
+from core.memory.store import Query
 from core.receipts.ledger import SqliteLedger
 from tests.core.memory.conftest import Home
 from tests.fakes.calendar import CalendarClock
@@ -108,3 +111,33 @@ async def test_bookkeeping_rides_with_the_next_write_and_is_kept_at_close(tmp_pa
     # ... and what still waited at close is written then.
     db = sqlite3.connect(path)
     assert db.execute("SELECT id FROM memory_used ORDER BY at").fetchall() == [("m1",), ("m2",)]
+
+
+async def test_statements_written_together_land_together_or_not_at_all(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    used = "INSERT INTO memory_used (id, at) VALUES (?, ?)"
+    async with MemoryStore(path) as store:
+        store.later(used, ("waited", 0.5))
+        changed = await store.write_many([Query(used, ("a", 1.0)), Query(used, ("b", 2.0))])
+        assert changed == [1, 1]  # the bookkeeping that rode along is not counted
+        with pytest.raises(StorageError, match="memory database error"):
+            await store.write_many(
+                [Query(used, ("c", 3.0)), Query("INSERT INTO nowhere VALUES (1)")]
+            )
+        ids = await store.read("SELECT id FROM memory_used ORDER BY at")
+    assert ids == [("waited",), ("a",), ("b",)]  # "c" went back with the failed statement
+
+
+async def test_a_write_whose_caller_is_cancelled_lands_whole(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    used = "INSERT INTO memory_used (id, at) VALUES (?, ?)"
+    async with MemoryStore(path) as store:
+        many = [Query(used, (f"m{i}", float(i))) for i in range(2000)]
+        writing = asyncio.ensure_future(store.write_many(many))
+        await asyncio.sleep(0)  # on its way to the writing thread
+        writing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writing
+        await store.write("INSERT INTO memory_used (id, at) VALUES ('after', 9999)")
+        (count,) = await store.read("SELECT count(*) FROM memory_used")
+    assert count[0] in (1, 2001)  # all of it or none of it, never a part
