@@ -31,7 +31,6 @@ import os
 import random
 import re
 import signal
-import socket
 import sqlite3
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from core.errors import DeliveryDeferred  # noqa: E402
 from core.events import Card, CardKind  # noqa: E402
+from tests.fakes.lancelot_process import free_port, lancelot_run, run_env  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 OWNER = 1001
@@ -56,30 +56,16 @@ RESTART_AFTER = 2.0  # seconds before a process that stopped on its own is start
 REPLY = re.compile(r"/m(\d+)\b")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def lancelot_run(tg: FakeTelegram, home: Path) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "LANCELOT_"))}
-    env.update(
-        LANCELOT_HOME=str(home),
-        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
-        LANCELOT_WEB_PORT=str(free_port()),
+async def run_lancelot(tg: FakeTelegram, home: Path) -> asyncio.subprocess.Process:
+    env = run_env(
+        home,
+        tg,
+        owner=OWNER,
         LANCELOT_LIMITS_RATE_PER_MINUTE="100000",
         LANCELOT_SANDBOX_WARM_AT_START="false",
         FEATURE_LOCAL_MODEL="false",
-        TELEGRAM_BOT_TOKEN=tg.token,
-        TELEGRAM_OWNER_ID=str(OWNER),
-        TELEGRAM_API_BASE_URL=tg.base_url,
     )
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=(home.parent / "stderr.log").open("ab"),
-    )  # fmt: skip
+    return await lancelot_run(env, stderr=(home.parent / "stderr.log").open("ab"))
 
 
 def replies(tg: FakeTelegram) -> Counter[int]:
@@ -134,14 +120,14 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
     storms = 0
     sent = 0
     async with FakeTelegram() as tg:
-        proc = await lancelot_run(tg, home)
+        proc = await run_lancelot(tg, home)
         await tg.wait_for(lambda: tg.is_polling, timeout=120)
         started = time.monotonic()
         while (elapsed := time.monotonic() - started) < duration:
             if proc.returncode is not None:  # it stopped on its own (a start during an outage
                 exits.append(proc.returncode)  # cannot reach the Bot API): as compose's
                 await asyncio.sleep(RESTART_AFTER)  # restart: unless-stopped, start it again
-                proc = await lancelot_run(tg, home)
+                proc = await run_lancelot(tg, home)
             while events and elapsed >= events[0][0]:
                 _, what = events.pop(0)
                 if what == "kill":
@@ -149,7 +135,7 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
                         proc.kill()
                     kills.append(time.monotonic())
                     await proc.wait()
-                    proc = await lancelot_run(tg, home)  # messages keep coming meanwhile
+                    proc = await run_lancelot(tg, home)  # messages keep coming meanwhile
                 elif what == "down":
                     tg.go_down()
                 elif what == "up":
@@ -165,7 +151,7 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
         expected = set(range(sent))
         if proc.returncode is not None:
             exits.append(proc.returncode)
-            proc = await lancelot_run(tg, home)
+            proc = await run_lancelot(tg, home)
         with contextlib.suppress(TimeoutError):
             await tg.wait_for(lambda: set(replies(tg)) >= expected, timeout=300)
         proc.send_signal(signal.SIGTERM)

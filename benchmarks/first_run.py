@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -33,40 +31,15 @@ REPO = HERE.parent
 sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
+from tests.fakes.lancelot_process import lancelot_run, pairing_code, run_env  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
-CODE = re.compile(rb"Pairing code for Telegram: ([A-Z2-9]{4}-[A-Z2-9]{4})")
 STEPS = ("code shown", "Start answered", "greeted", "first question", "/status answered")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def lancelot_run(tg: FakeTelegram, home: Path) -> asyncio.subprocess.Process:
+async def run_lancelot(tg: FakeTelegram, home: Path) -> asyncio.subprocess.Process:
     """`lancelot run` as the walk-through starts it: a token and nothing else."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "LANCELOT_"))}
-    env.update(
-        LANCELOT_HOME=str(home),
-        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
-        LANCELOT_WEB_PORT=str(free_port()),
-        TELEGRAM_BOT_TOKEN=tg.token,
-        TELEGRAM_API_BASE_URL=tg.base_url,
-    )
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-async def read_code(stdout: asyncio.StreamReader) -> str:
-    while line := await stdout.readline():
-        if found := CODE.search(line):
-            return found.group(1).decode()
-    raise RuntimeError("lancelot run ended without printing a pairing code")
+    return await lancelot_run(run_env(home, tg), stdout=asyncio.subprocess.PIPE)
 
 
 async def reply_to(tg: FakeTelegram, text: str, replies: int = 1) -> float:
@@ -83,10 +56,10 @@ async def one_round(show: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="lancelot-first-run-") as tmp:
         async with FakeTelegram() as tg:
             start = time.perf_counter()
-            process = await lancelot_run(tg, Path(tmp) / "home")
+            process = await run_lancelot(tg, Path(tmp) / "home")
             try:
                 assert process.stdout is not None
-                code = await asyncio.wait_for(read_code(process.stdout), 120)
+                code = await asyncio.wait_for(pairing_code(process.stdout), 120)
                 timings["code shown"] = time.perf_counter() - start
                 await tg.wait_for(lambda: tg.is_polling, timeout=60)
                 timings["Start answered"] = await reply_to(tg, "/start")

@@ -42,7 +42,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -60,18 +59,13 @@ REPO = HERE.parent
 sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
+from tests.fakes.lancelot_process import lancelot_run, run_env  # noqa: E402
 from tests.fakes.llm import FakeOpenAI  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 FIRST_CHAT = 50_000
 TEXTS = ["/help", "/status", "what is on today"]  # cycled; --texts replaces them
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -139,31 +133,19 @@ async def start_echo(tg: FakeTelegram, model_url: str | None = None) -> asyncio.
 async def start_lancelot(
     tg: FakeTelegram, model: FakeOpenAI, owners: str, home: Path, per_second: str | None
 ) -> Any:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TELEGRAM_", "LANCELOT_", "OPENAI_", "FEATURE_", "GCHAT_"))
-    }
-    env.update(
-        LANCELOT_HOME=str(home),
-        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
-        LANCELOT_WEB_PORT=str(free_port()),
+    env = run_env(
+        home,
+        tg,
         LANCELOT_LIMITS_RATE_PER_MINUTE="1000000",
         LANCELOT_SANDBOX_WARM_AT_START="false",
         FEATURE_LOCAL_MODEL="false",
-        TELEGRAM_BOT_TOKEN=tg.token,
         TELEGRAM_OWNER_ID=owners,
-        TELEGRAM_API_BASE_URL=tg.base_url,
         OPENAI_API_KEY="sk-bench-not-real",
         OPENAI_BASE_URL=model.base_url,
     )
     if per_second is not None:
         env["LANCELOT_DELIVERY_GLOBAL_PER_SECOND"] = per_second
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    return await lancelot_run(env)
 
 
 @contextlib.asynccontextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from core.events import Button, Card, CardKind
 from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
+from tests.fakes.lancelot_process import free_port
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram, SentMessage
 
 OWNER = DEFAULT_USER_ID
@@ -38,12 +38,6 @@ TUNING = TelegramTuning(
     press_fallback=5,
     verify_tls=False,
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def settings_for(tg: FakeTelegram, home: Path, **env: str) -> Settings:

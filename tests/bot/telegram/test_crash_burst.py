@@ -12,7 +12,6 @@ import contextlib
 import os
 import random
 import re
-import signal
 import sqlite3
 import time
 from collections import Counter
@@ -20,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.lancelot_process import lancelot_run, run_env, stop
 from tests.fakes.telegram import FakeTelegram
-
-from .test_run import lancelot_run
 
 KILLS = 3
 CHATS = [5001 + i for i in range(25)]  # each an owner in a private chat with the bot
@@ -94,7 +92,7 @@ async def test_kill_9_during_a_burst_of_many_chats_loses_nothing_and_doubles_onl
     home, sent, update_ids = tmp_path / "home", 0, dict[int, int]()
     window: set[int] = set()  # accepted by Telegram, not marked delivered at a kill
     at_kills: list[tuple[int, int, int]] = []  # (confirmed, answered, sent) at each kill
-    proc = await lancelot_run(tg, home, **ENV)
+    proc = await lancelot_run(run_env(home, tg, **ENV))
     try:
         for _ in range(KILLS):
             # Serving again: what came before the kill is answered (kept updates, queued replies).
@@ -114,16 +112,11 @@ async def test_kill_9_during_a_burst_of_many_chats_loses_nothing_and_doubles_onl
             assert max(unmarked.values(), default=0) <= WINDOW, f"seed {seed}: {unmarked}"
             window |= set(unmarked)
             at_kills.append((len(confirmed), len(accepted), sent))
-            proc = await lancelot_run(tg, home, **ENV)
+            proc = await lancelot_run(run_env(home, tg, **ENV))
         with contextlib.suppress(TimeoutError):
             await tg.wait_for(lambda: set(replies(tg)) >= set(range(sent)), timeout=60)
     finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.communicate(), 30)
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        await stop(proc)
 
     counts = replies(tg)
     lost = sorted(set(range(sent)) - set(counts))

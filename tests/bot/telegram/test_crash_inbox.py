@@ -13,7 +13,6 @@ import json
 import os
 import random
 import re
-import signal
 import sqlite3
 import time
 from collections import Counter
@@ -26,10 +25,10 @@ import pytest
 from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
 from core.errors import DeliveryDeferred
 from core.events import Card, CardKind
+from tests.fakes.lancelot_process import lancelot_run, run_env, stop
 from tests.fakes.telegram import FakeTelegram
 
 from .harness import OWNER, QUICK, Running, running, settings_for
-from .test_run import lancelot_run
 from .test_webhook import an_update, webhook_settings
 
 KILLS = 3
@@ -81,7 +80,7 @@ async def test_kill_9_during_bursts_loses_no_message_and_doubles_only_in_the_win
     rng = random.Random(seed)
     home, sent, kills = tmp_path / "home", 0, []
     for round_ in range(KILLS + 1):
-        proc = await lancelot_run(tg, home, **ENV)
+        proc = await lancelot_run(run_env(home, tg, owner=OWNER, **ENV))
         try:
             await tg.wait_for(lambda: tg.is_polling, timeout=60)
             # What came before the kill is answered now: kept updates and queued replies.
@@ -97,12 +96,7 @@ async def test_kill_9_during_bursts_loses_no_message_and_doubles_only_in_the_win
             await proc.wait()
             await sending
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(proc.communicate(), 30)
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            await stop(proc)
 
     counts = replies(tg)
     lost = sorted(set(range(sent)) - set(counts))

@@ -4,28 +4,14 @@ the code on its console and in its log; sending it on the phone makes you the ow
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.bot.telegram.harness import OWNER, free_port
+from tests.bot.telegram.harness import OWNER
+from tests.fakes.lancelot_process import lancelot_run, pairing_code, run_env
 from tests.fakes.telegram import FakeTelegram
-
-REPO = Path(__file__).resolve().parents[3]
-CODE = re.compile(rb"Pairing code for Telegram: ([A-Z2-9]{4}-[A-Z2-9]{4})")
-
-
-async def read_code(stdout: asyncio.StreamReader) -> str:
-    """Lines of the console until the pairing code."""
-    async with asyncio.timeout(60):
-        while line := await stdout.readline():
-            if found := CODE.search(line):
-                return found.group(1).decode()
-    raise AssertionError("lancelot run ended without printing a pairing code")
 
 
 @pytest.mark.slow
@@ -33,24 +19,12 @@ async def test_lancelot_run_prints_the_code_and_its_sender_becomes_the_owner(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "LANCELOT_"))}
-    env.update(
-        LANCELOT_HOME=str(home),
-        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
-        LANCELOT_WEB_PORT=str(free_port()),
-        LANCELOT_SANDBOX_WARM_AT_START="false",
-        FEATURE_LOCAL_MODEL="false",
-        TELEGRAM_BOT_TOKEN=tg.token,
-        TELEGRAM_API_BASE_URL=tg.base_url,
-    )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    env = run_env(home, tg, LANCELOT_SANDBOX_WARM_AT_START="false", FEATURE_LOCAL_MODEL="false")
+    process = await lancelot_run(env, stdout=asyncio.subprocess.PIPE)
     try:
         assert process.stdout is not None
-        code = await read_code(process.stdout)
+        async with asyncio.timeout(60):
+            code = await pairing_code(process.stdout)
         await tg.wait_for(lambda: tg.is_polling)
         tg.user_message("hello")
         [asked] = await tg.wait_for_sent(1, timeout=30)

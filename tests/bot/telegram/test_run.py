@@ -3,42 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.lancelot_process import lancelot_run as start
+from tests.fakes.lancelot_process import run_env
 from tests.fakes.telegram import FakeTelegram
 
-from .harness import OWNER, free_port
+from .harness import OWNER
 
-REPO = Path(__file__).resolve().parents[3]
+PIPE = asyncio.subprocess.PIPE
 
 
 async def lancelot_run(tg: FakeTelegram, home: Path, **extra: str) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "LANCELOT_"))}
-    env.update(
-        LANCELOT_HOME=str(home),
-        LANCELOT_CONFIG=str(REPO / "config" / "lancelot.yaml"),
-        LANCELOT_WEB_PORT=str(free_port()),
-        TELEGRAM_BOT_TOKEN=tg.token,
-        TELEGRAM_OWNER_ID=str(OWNER),
-        TELEGRAM_API_BASE_URL=tg.base_url,
-    )
-    env.update(extra)
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=REPO,
-    )
+    """`lancelot run` for the owner, its console read by the test."""
+    env = run_env(home, tg, owner=OWNER, **extra)
+    return await start(env, stdout=PIPE, stderr=PIPE)
 
 
 @pytest.mark.slow
