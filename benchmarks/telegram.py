@@ -24,9 +24,9 @@ Lancelot runs as a user's would: `python -m bot.cli run` with the shipped settin
 except the owner rate limit (60 a minute per sender by default: the shapes would be refused,
 which is not speed) and no sandbox warm-up (no Docker needed). The messages cycle through
 /help, /status and plain text; plain text goes to the agent, which calls the fake OpenAI server
-(answers at once). The echo bot sends every text back. With --model-bot, a third bot is
-measured too: the same bare echo bot, answering plain text with one call through the openai
-SDK to the same fake model (what a plain message to Lancelot should be compared with, since
+(at once, in the JSON final answer Lancelot asks for: one call, as with a real model). The
+echo bot sends every text back; with --model-bot, a third bot answers plain text with one
+openai SDK call to the same fake model first (the fair baseline for a plain message, since
 the echo bot calls no model). The model calls made and their request sizes are reported.
 
 Usage (from the repository root):
@@ -60,7 +60,7 @@ sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != H
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from tests.fakes.lancelot_process import lancelot_run, run_env  # noqa: E402
-from tests.fakes.llm import FakeOpenAI  # noqa: E402
+from tests.fakes.llm import FakeOpenAI, Reply  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 FIRST_CHAT = 50_000
@@ -232,6 +232,7 @@ async def run(args: argparse.Namespace) -> None:
     owners = ",".join(str(FIRST_CHAT + base + i) for base, n in spans for i in range(n))
     async with contextlib.AsyncExitStack() as stack:
         model = await stack.enter_async_context(FakeOpenAI())
+        model.default = Reply(text=json.dumps({"response_to_user": "fake answer"}))
         bots = [
             Bot("echo", await stack.enter_async_context(FakeTelegram())),
             Bot("lancelot", await stack.enter_async_context(FakeTelegram())),

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 NO_OWNER = "none on Telegram or Google Chat yet (the console is always the owner's)"
 LABELS = {"telegram": "Telegram", "gchat": "Google Chat"}
+LISTED = 3  # configured Telegram owners named in /status; the rest are counted
 ASK = (
     "Lancelot has no owner yet. Send me the code shown where Lancelot runs (its console "
     "and its log) to become its owner."
@@ -91,7 +92,7 @@ class OwnerBook:
     def describe(self) -> str:
         """The /status line: each channel's owner and how it was set."""
         configured = {
-            "telegram": ", ".join(str(i) for i in self._settings.telegram.owner_ids),
+            "telegram": listed(self._settings.telegram.owner_ids),
             "gchat": self._settings.gchat.owner_email or "",
         }
         parts = []
@@ -261,3 +262,10 @@ def _answer(attempt: Attempt) -> Card:
     else:
         body = ASK
     return Card(kind=CardKind.NOTICE, title="Pairing", body=body)
+
+
+def listed(ids: tuple[int, ...]) -> str:
+    """The first few ids and how many more: /status stays one short message however many
+    owners the settings name."""
+    named = ", ".join(str(i) for i in ids[:LISTED])
+    return f"{named} and {len(ids) - LISTED} more" if len(ids) > LISTED else named

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
+from bot.pairing import OwnerBook
 from bot.runner import owner_book
 from bot.telegram import attach_telegram, webhook_endpoint
-from core.config import Settings
+from core.config import Settings, load_settings
 from core.events import Card, CardKind
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
@@ -208,6 +209,18 @@ async def test_a_configured_owner_wins_and_pairing_never_runs(
     assert running.codes() == []
     assert tg.messages_in(STRANGER) == []
     assert f"Owner: Telegram: {OWNER} (from settings)" in status["plain_text"]
+
+
+def test_status_names_a_few_configured_owners_and_counts_the_rest(tmp_path: Path) -> None:
+    def described(owners: str) -> str:
+        settings = load_settings(
+            environ={"LANCELOT_HOME": str(tmp_path), "TELEGRAM_OWNER_ID": owners}
+        )
+        return OwnerBook(settings, tmp_path).describe()
+
+    assert described("1001,1002") == "Telegram: 1001, 1002 (from settings)"
+    many = ",".join(str(1000 + i) for i in range(3000))
+    assert described(many) == "Telegram: 1000, 1001, 1002 and 2997 more (from settings)"
 
 
 async def test_pair_reset_forgets_the_paired_owner_and_pairing_starts_again(

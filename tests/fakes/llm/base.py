@@ -60,6 +60,7 @@ class FakeModelServer:
         self._faults: deque[Fault] = deque()
         self._down_models: set[str] = set()
         self._down = False
+        self.default = Reply(text="fake answer")  # once the script is used up
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -99,7 +100,7 @@ class FakeModelServer:
     # scripting
 
     def reply(self, *replies: Reply) -> None:
-        """Answer the next requests with these, in order (then the default echo)."""
+        """Answer the next requests with these, in order (then `default`)."""
         self._script.extend(replies)
 
     def fail_next(
@@ -159,7 +160,7 @@ class FakeModelServer:
             )
         if self._script:
             return self._script.popleft(), body
-        return Reply(text="fake answer"), body
+        return self.default, body
 
     def tokens(self, reply: Reply, body: dict[str, Any], answer: str) -> tuple[int, int]:
         """Token counts to report: scripted, or about four characters a token; remembered."""
