@@ -66,6 +66,8 @@ async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[T
     """What ran, read back from the ledger itself: tool_run receipts (an applied dry run
     counts as the shell command it was), and dry runs that changed nothing, which is all
     such a command does."""
+    if not receipt_ids:
+        return []  # nothing ran: no need to wait for the ledger's pending batch to land
     await ledger.flush()
     runs = []
     for rid in receipt_ids:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from core.agent.answer import ActionClaim, FinalAnswer, parse_final
 from core.agent.governor import govern
-from core.agent.honesty import ToolRun, check_answer
+from core.agent.honesty import ToolRun, check_answer, runs_on_record
 
 TOOLS = {"run_command": "shell.exec"}
 
@@ -66,3 +68,18 @@ def test_final_answers_are_read_from_fenced_json_and_junk_is_refused() -> None:
     assert parse_final(fenced) == FinalAnswer(response_to_user="hi")
     assert parse_final("just prose") is None
     assert parse_final('{"actions_taken": []}') is None
+
+
+async def test_an_answer_with_no_run_does_not_wait_for_the_ledger() -> None:
+    class Ledger:
+        """A ledger whose pending batch never lands."""
+
+        flushed = 0
+
+        async def flush(self) -> None:
+            self.flushed += 1
+            await asyncio.Event().wait()
+
+    ledger = Ledger()
+    assert await asyncio.wait_for(runs_on_record(ledger, []), 1) == []  # type: ignore[arg-type]
+    assert ledger.flushed == 0
