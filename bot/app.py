@@ -232,6 +232,7 @@ async def _start_kernel(
         commands=CommandRegistry(),
         outbox=outbox,
         inbox=inbox,
+        writer=writer,
         web_port=web_port,
         memory_page=memory_page,
         status_fields={},

@@ -19,6 +19,7 @@ from core.commands.registry import CommandRegistry
 from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import Outbox
+from core.delivery.writer import StateWriter
 from core.features import FeatureFlags
 from core.health.snapshot import HealthMonitor
 from core.receipts.ledger import SqliteLedger
@@ -51,6 +52,7 @@ class Kernel:
     commands: CommandRegistry
     outbox: Outbox
     inbox: UpdateInbox  # updates kept before a channel confirms them, marked done once handled
+    writer: StateWriter  # state.db's group commit (the outbox's, the inbox's, the model books')
     web_port: int | None  # None: no web app here
     memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields

@@ -46,7 +46,7 @@ async def wire_models(app: Kernel, redactor: Redactor, chosen: str | None = None
     owner chose in chat: it wins over LANCELOT_PROVIDER while its key is set.
     """
     llm = app.settings.llm
-    book = UsageBook(app.state)
+    book = UsageBook(app.state, writer=app.writer)
     await book.setup()
     choice = choose_flagship(llm, chosen)
     flagship = None
@@ -92,7 +92,7 @@ def switch_provider(app: Kernel, router: Router, name: str) -> None:
 async def _budget(app: Kernel, prices: PriceTable) -> Budget:
     """The spending caps from the settings, over the paid calls kept in state.db; its warning
     card goes to the owner on every channel. Days and months are the owner's timezone."""
-    book = SpendBook(app.state)
+    book = SpendBook(app.state, writer=app.writer)
     await book.setup(time.time())
     conf = app.settings.budget
     caps = BudgetCaps(conf.daily_usd, conf.monthly_usd, conf.allow_step_usd, conf.warn_at)

@@ -13,11 +13,11 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 from aiosqlite.context import contextmanager
@@ -98,6 +98,27 @@ class SharedConnection(aiosqlite.Connection):
         """Run `work` on the connection in its thread: several statements in one trip there
         (each awaited statement is a trip of its own)."""
         return await self._execute(work, self._conn)  # type: ignore[no-any-return,no-untyped-call]
+
+
+class Commits(Protocol):
+    """Where a small write to state.db goes: the delivery writer (core.delivery.writer, the
+    writes of many callers in one commit) or, on its own, `Direct` on the shared connection."""
+
+    async def execute(self, sql: str, params: Sequence[object] = ()) -> int:
+        """Run one statement; durable on return; the rows it changed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Direct:
+    """Commits straight through a connection, one commit per statement."""
+
+    db: aiosqlite.Connection
+
+    async def execute(self, sql: str, params: Sequence[object] = ()) -> int:
+        """Run one statement; the rows it changed."""
+        cursor = await self.db.execute(sql, params)
+        return cursor.rowcount
 
 
 async def open_db(

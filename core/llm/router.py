@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable
@@ -238,18 +239,21 @@ class Router:
 
     async def _record(self, decision: RouterDecision, trace: _Trace, saved: float = 0.0) -> None:
         self._ledger.append(decision.receipt(trace.parent_id, trace.quest_id, trace.context))
-        await self._usage.record(
-            decision.lane,
-            decision.provider,
-            decision.model,
-            decision.usage,
-            ok=decision.success,
-            cost_usd=decision.cost_usd,
-            saved_usd=saved,
-        )
+        books = [
+            self._usage.record(
+                decision.lane,
+                decision.provider,
+                decision.model,
+                decision.usage,
+                ok=decision.success,
+                cost_usd=decision.cost_usd,
+                saved_usd=saved,
+            )
+        ]
         paid = decision.lane in (Lane.FLAGSHIP_FAST, Lane.FLAGSHIP_DEEP)
         if self._budget is not None and paid and decision.success:
-            await self._budget.spent(decision.provider, decision.model, decision.usage)
+            books.append(self._budget.spent(decision.provider, decision.model, decision.usage))
+        await asyncio.gather(*books)  # both books queued at once: one commit with a writer
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from core.state import Schema, migrate
+from core.state import Commits, Direct, Schema, migrate
 
 SCHEMA = Schema(
     "llm_spend",
@@ -49,10 +49,12 @@ class SpendRow:
 
 
 class SpendBook:
-    """The owner of llm_spend and llm_budget_marks."""
+    """The owner of llm_spend and llm_budget_marks. `writer`: where each paid call is
+    committed (state.db's group commit), else one commit each on `db`."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, *, writer: Commits | None = None) -> None:
         self._db = db
+        self._commits = writer or Direct(db)
 
     async def setup(self, now: float) -> None:
         """Create or upgrade the tables; forget calls too old for any budget."""
@@ -61,7 +63,7 @@ class SpendBook:
 
     async def record(self, row: SpendRow) -> None:
         """Add one paid call."""
-        await self._db.execute(
+        await self._commits.execute(
             "INSERT INTO llm_spend (at, provider, model, input_tokens, output_tokens, cost_usd,"
             " priced) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core.llm.types import Lane, Usage
-from core.state import Schema, migrate
+from core.state import Commits, Direct, Schema, migrate
 
 SCHEMA = Schema(
     "llm_usage",
@@ -88,10 +88,14 @@ class UsageSummary:
 
 
 class UsageBook:
-    """Adds up each model call; its table lives in state.db beside the other subsystems'."""
+    """Adds up each model call; its table lives in state.db beside the other subsystems'.
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    `writer`: where its additions are committed (state.db's group commit), else one commit
+    each on `db`; reads always go through `db`."""
+
+    def __init__(self, db: aiosqlite.Connection, *, writer: Commits | None = None) -> None:
         self._db = db
+        self._commits = writer or Direct(db)
 
     async def setup(self) -> None:
         """Create or upgrade the table."""
@@ -109,7 +113,7 @@ class UsageBook:
         saved_usd: float = 0.0,
     ) -> None:
         """Add one call (failed calls count too: they are what escalations are made of)."""
-        await self._db.execute(
+        await self._commits.execute(
             _UPSERT,
             (
                 lane.value,

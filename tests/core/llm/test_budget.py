@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.config import load_settings
+from core.delivery.writer import StateWriter
 from core.errors import ConfigError
 from core.llm.budget import Budget, BudgetCaps, BudgetReached, Periods
 from core.llm.prices import PriceTable
@@ -21,7 +22,7 @@ from core.llm.providers import build_provider
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Flagship, Router
 from core.llm.spend import SpendBook
-from core.llm.types import CompletionRequest, Message, Role, Usage
+from core.llm.types import CompletionRequest, Lane, Message, Role, Usage
 from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
@@ -85,6 +86,8 @@ class Bench:
     fake: FakeOpenAI
     ledger: SqliteLedger
     clock: list[float]
+    writer: StateWriter
+    usage: UsageBook
 
 
 @pytest.fixture
@@ -94,7 +97,9 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
         ledger = await stack.enter_async_context(SqliteLedger(tmp_path / "ledger.db"))
         state = await open_state_db(tmp_path / "state.db")
         stack.push_async_callback(state.close)
-        usage, spend = UsageBook(state), SpendBook(state)
+        # As in the app: each paid call's additions go through state.db's group commit.
+        writer = await stack.enter_async_context(StateWriter(tmp_path / "state.db"))
+        usage, spend = UsageBook(state, writer=writer), SpendBook(state, writer=writer)
         await usage.setup()
         await spend.setup(NOON)
         clock = [NOON]
@@ -111,11 +116,21 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
             flagship=Flagship(provider, config),
             budget=budget,
         )
-        yield Bench(router, budget, fake, ledger, clock)
+        yield Bench(router, budget, fake, ledger, clock, writer, usage)
 
 
 def ask(text: str) -> CompletionRequest:
     return CompletionRequest(messages=(Message(Role.USER, text),))
+
+
+async def test_a_paid_calls_usage_and_spend_are_one_commit(bench: Bench) -> None:
+    bench.fake.reply(Reply(text="one", input_tokens=30, output_tokens=20))
+    before = bench.writer.commits
+    await bench.router.complete(ask("hello"), task_type="chat")
+    assert (bench.writer.commits - before, bench.writer.writes) == (1, 2)
+    assert (await bench.budget.status()).spent_today == pytest.approx(0.05)
+    fast = (await bench.usage.summary()).lane(Lane.FLAGSHIP_FAST)
+    assert (fast.calls, fast.tokens) == (1, 50)
 
 
 async def test_a_used_up_budget_refuses_paid_calls_until_the_next_day(bench: Bench) -> None:
