@@ -26,6 +26,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageH
 from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram
+from tests.fakes.telegram.html_check import format_text
 from tests.fakes.telegram_server import FakeTelegram as ShorthandFakeTelegram
 
 OWNER = DEFAULT_USER_ID
@@ -139,6 +140,14 @@ async def test_html_message_arrives_formatted(tg: FakeTelegram, bot: telegram.Bo
     assert sent["text"] == "<b>Approve</b> &lt;rm -rf&gt; &amp; go"
     assert sent["plain_text"] == "Approve <rm -rf> & go"
     assert sent["parse_mode"] == "HTML"
+
+
+def test_entity_offsets_count_utf16_units_across_plain_text() -> None:
+    formatted = format_text("é 😀 &amp; 中 <b>x</b> & 😀<i>y</i>", "HTML")
+    assert formatted.text == "é 😀 & 中 x & 😀y"
+    bold, italic = formatted.entities
+    assert (bold["offset"], bold["length"]) == (9, 1)  # the emoji is two units
+    assert (italic["offset"], italic["length"]) == (15, 1)
 
 
 async def test_message_ids_grow_per_chat(bot: telegram.Bot) -> None:
