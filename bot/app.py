@@ -182,7 +182,10 @@ async def _start_kernel(
     )
     state = await open_state_db(home / "state.db")
     stack.push_async_callback(state.close)
-    tokens = ActionTokens(state, secret)
+    # Small writes to state.db committed in groups: the outbox's, the inbox's, new button
+    # tokens, the model books' (closed before state, after all of them).
+    writer = await stack.enter_async_context(StateWriter(home / "state.db", tasks=tasks))
+    tokens = ActionTokens(state, secret, writer=writer)
     await tokens.setup()
     viewer = ViewerAccess(
         state,
@@ -193,8 +196,6 @@ async def _start_kernel(
     await viewer.setup()
     paced = settings.delivery
     policy = delivery or DeliveryPolicy.paced(paced.global_per_second, paced.group_per_minute)
-    # The outbox's and inbox's writes, committed in groups (closed before state, after them).
-    writer = await stack.enter_async_context(StateWriter(home / "state.db", tasks=tasks))
     outbox = Outbox(state, ledger, policy, clock, writer=writer, tasks=tasks)
     await outbox.setup()
     await stack.enter_async_context(outbox)

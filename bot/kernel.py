@@ -52,7 +52,7 @@ class Kernel:
     commands: CommandRegistry
     outbox: Outbox
     inbox: UpdateInbox  # updates kept before a channel confirms them, marked done once handled
-    writer: StateWriter  # state.db's group commit (the outbox's, the inbox's, the model books')
+    writer: StateWriter  # state.db's group commit: outbox, inbox, button tokens, model books
     web_port: int | None  # None: no web app here
     memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields

@@ -20,7 +20,7 @@ from typing import Any
 import aiosqlite
 
 from core.errors import InvalidToken
-from core.state import Schema, migrate
+from core.state import Commits, Direct, Schema, migrate
 
 _ID_BYTES = 12
 _MAC_BYTES = 12
@@ -58,9 +58,17 @@ class ActionTokens:
     so the first tap on a card wins and the others are refused."""
 
     def __init__(
-        self, db: aiosqlite.Connection, secret: bytes, clock: Callable[[], float] = time.time
+        self,
+        db: aiosqlite.Connection,
+        secret: bytes,
+        clock: Callable[[], float] = time.time,
+        *,
+        writer: Commits | None = None,
     ) -> None:
+        """`writer`: where a new token is committed (state.db's group commit), else on `db`;
+        redeeming always goes through `db`."""
         self._db = db
+        self._commits = writer or Direct(db)
         self._key = hashlib.sha256(b"lancelot-action-token|" + secret).digest()
         self._clock = clock
 
@@ -76,7 +84,7 @@ class ActionTokens:
     ) -> str:
         """A new token for `action` on card `card_id`, valid for `ttl` seconds."""
         raw_id = secrets.token_bytes(_ID_BYTES)
-        await self._db.execute(
+        await self._commits.execute(
             "INSERT INTO action_tokens (token_id, action, payload, card_id, expires_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (raw_id.hex(), action, json.dumps(payload), card_id, self._clock() + ttl),

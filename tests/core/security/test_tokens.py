@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiosqlite
 import pytest
 
+from core.delivery.writer import StateWriter
 from core.errors import InvalidToken
 from core.security.tokens import ActionTokens
 from core.state import open_state_db
@@ -91,3 +93,18 @@ async def test_token_pressed_on_another_card_is_refused(tokens: ActionTokens) ->
     with pytest.raises(InvalidToken, match="another card"):
         await tokens.redeem(token, "owner", card_id="card-2")
     assert (await tokens.redeem(token, "owner", card_id="card-1")).action == "approve"
+
+
+async def test_tokens_issued_together_are_one_commit_and_redeem_at_once(
+    tmp_path: Path, db: aiosqlite.Connection
+) -> None:
+    async with StateWriter(tmp_path / "state.db") as writer:
+        store = ActionTokens(db, b"test-secret-0123456789", writer=writer)
+        await store.setup()
+        approve, deny = await asyncio.gather(
+            store.issue("approve", {"id": 1}, "card-1"), store.issue("deny", {"id": 1}, "card-1")
+        )
+        assert (writer.commits, writer.writes) == (1, 2)
+        assert (await store.redeem(deny, "owner", "card-1")).action == "deny"
+        with pytest.raises(InvalidToken, match="already used"):
+            await store.redeem(approve, "owner", "card-1")
