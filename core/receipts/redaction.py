@@ -9,26 +9,27 @@ from typing import Any
 
 MASK = "[REDACTED]"
 
-# Well-known credential shapes, joined into one pattern so each string is scanned once.
-# Prefixes must start a word: "task-runner-configuration" holds "sk-" but is no key.
-_SHAPES = re.compile(
-    "|".join(
-        f"(?:{p})"
-        for p in (
-            r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic
-            r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI
-            r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}",  # Google API key
-            r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{36,}",  # GitHub
-            r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{40,}",
-            r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
-            r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}",  # AWS access key id
-            r"\b\d{6,12}:[A-Za-z0-9_\-]{35}\b",  # Telegram bot token
-            r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-            r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)",  # user:password in a URL
-        )
-    )
+# Well-known credential shapes, each with the fixed text it cannot match without: a pattern
+# runs only on text holding one of its marks (a substring test is far cheaper than a regex
+# scan, and most receipt text holds none). Prefixes must start a word:
+# "task-runner-configuration" holds "sk-" but is no key.
+_SHAPE_PATTERNS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{16,}"),  # Anthropic
+    (("sk-",), r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI
+    (("AIza",), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}"),  # Google API key
+    (tuple(f"gh{c}_" for c in "pousr"), r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{36,}"),  # GitHub
+    (("github_pat_",), r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{40,}"),
+    (("xox",), r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack
+    (("AKIA",), r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}"),  # AWS access key id
+    (tuple(f"{d}:" for d in "0123456789"), r"\b\d{6,12}:[A-Za-z0-9_\-]{35}\b"),  # Telegram
+    (("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
+    (
+        ("-----BEGIN ",),
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    ),
+    (("@",), r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password in a URL (needs both)
 )
+_SHAPES = tuple((marks, re.compile(pattern)) for marks, pattern in _SHAPE_PATTERNS)
 # "Bearer xyz", "password=xyz", "api_key: xyz", '"token": "xyz"': keep the name, mask the value.
 # After "Bearer"/"Basic" only a credential-looking value counts ("basic question" is prose):
 # one with a digit or base64 padding, or at least 16 characters. A name may follow "_"
@@ -41,10 +42,9 @@ _LABELLED = re.compile(
     r"|auth[_-]?token|token)[\"']?\s*[:=]\s*[\"']?)"
     rf"({_VALUE}{{4,}})"
 )
-# Every pattern above needs one of these marks: a shape's fixed part ("sk-", "AIza", "_" of
-# gh*_/github_pat_, ":" of a bot token or URL, ...) or a label's ":"/"=", else "bearer"/"basic".
-# Most text in receipts has none, and checking for them costs far less than the two scans.
-_MARKS = (":", "=", "_", "sk-", "AIza", "xox", "AKIA", "eyJ", "-----")
+# Every label but "bearer"/"basic" ends with one of these, then ":" or "=" (maybe after a quote
+# and spaces): api_key ends with "key", access_token with "token".
+_LABEL_ENDS = ("authorization", "password", "passwd", "pwd", "secret", "key", "token")
 _LEAVES = frozenset({int, float, bool, type(None)})  # nothing to mask in these
 _SENSITIVE_KEYS = re.compile(
     r"(?i)(password|passwd|secret|api[_-]?key|token|authorization|credential|private[_-]?key)"
@@ -79,10 +79,11 @@ class Redactor:
         for secret in self._known:
             if secret in value:
                 value = value.replace(secret, MASK)
-        if not _may_hold_secret(value):
-            return value
-        value = _SHAPES.sub(MASK, value)
-        return _LABELLED.sub(lambda m: m.group(1) + MASK, value)
+        for pattern in _shapes_in(value):
+            value = pattern.sub(MASK, value)
+        if _may_be_labelled(value):
+            value = _LABELLED.sub(lambda m: m.group(1) + MASK, value)
+        return value
 
     def value(self, value: Any) -> Any:
         """Mask secrets anywhere inside JSON-like data; values under secret-named keys go whole."""
@@ -110,18 +111,40 @@ class Redactor:
 def holds_credential(text: str) -> bool:
     """Whether `text` carries a well-known credential shape (a provider's API key, a bot
     token, a private key, ...): what a message must not bring into the chat history."""
-    return _may_hold_secret(text) and _SHAPES.search(text) is not None
+    return any(pattern.search(text) is not None for pattern in _shapes_in(text))
 
 
-def _may_hold_secret(text: str) -> bool:
-    """False only for text none of the patterns can match (see _MARKS)."""
+def _shapes_in(text: str) -> list[re.Pattern[str]]:
+    """The shape patterns that could match `text` (in order): those whose mark it holds."""
+    return [pattern for marks, pattern in _SHAPES if any(mark in text for mark in marks)]
+
+
+def _may_be_labelled(text: str) -> bool:
+    """False only for text _LABELLED cannot match (a few substring searches, where the
+    case-insensitive scan costs about 75 µs a kilobyte)."""
     if not text.isascii():
         return True  # case-insensitive matching folds some non-ASCII letters ("ſ" ~ "s")
-    for mark in _MARKS:
-        if mark in text:
-            return True
     lowered = text.lower()
-    return "bearer" in lowered or "basic" in lowered
+    if "bearer" in lowered or "basic" in lowered:
+        return True
+    if "=" not in text and ":" not in text:
+        return False
+    return any(_assigned(lowered, word) for word in _LABEL_ENDS)
+
+
+def _assigned(text: str, word: str) -> bool:
+    """Whether `word` occurs followed by ':' or '=' (after an optional quote and spaces)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if text[end : end + 1] in ('"', "'"):
+            end += 1
+        while end < len(text) and text[end].isspace():
+            end += 1
+        if text[end : end + 1] in (":", "="):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 @lru_cache(maxsize=4096)  # keys repeat endlessly across receipts
