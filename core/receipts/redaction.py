@@ -30,6 +30,7 @@ _SHAPE_PATTERNS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("@",), r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password in a URL (needs both)
 )
 _SHAPES = tuple((marks, re.compile(pattern)) for marks, pattern in _SHAPE_PATTERNS)
+_MARKED = tuple((mark, pattern) for marks, pattern in _SHAPES for mark in marks)  # in order
 # "Bearer xyz", "password=xyz", "api_key: xyz", '"token": "xyz"': keep the name, mask the value.
 # After "Bearer"/"Basic" only a credential-looking value counts ("basic question" is prose):
 # one with a digit or base64 padding, or at least 16 characters. A name may follow "_"
@@ -116,7 +117,8 @@ def holds_credential(text: str) -> bool:
 
 def _shapes_in(text: str) -> list[re.Pattern[str]]:
     """The shape patterns that could match `text` (in order): those whose mark it holds."""
-    return [pattern for marks, pattern in _SHAPES if any(mark in text for mark in marks)]
+    found = [pattern for mark, pattern in _MARKED if mark in text]
+    return list(dict.fromkeys(found)) if len(found) > 1 else found
 
 
 def _may_be_labelled(text: str) -> bool:
