@@ -17,13 +17,12 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatAction
 from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
-from telegram.ext import TypeHandler
 
 from bot.pairing import PairingGate
 from bot.telegram.application import TelegramTuning, build_application
@@ -100,10 +99,10 @@ class TelegramChannel:
         self._router = UpdateRouter(bus, self._owners, self._presses, refusals, pairing)
         if pairing is not None:
             pairing.bind(self.adopt)
-        self._arrivals = Arrivals(inbox, self._bot, self._app.update_queue.put)
+        # Kept updates are routed here directly: through PTB's update queue and handler
+        # machinery each took a task switch and a CallbackContext it never used.
+        self._arrivals = Arrivals(inbox, self._bot, self._route)
         self._on_recovered = on_recovered
-        self._app.add_handler(TypeHandler(Update, self._route))
-        self._app.add_error_handler(self._on_error)
         self._poller: Poller | None = None
         self._typing: dict[str, asyncio.Event] = {}  # set when a message reaches the chat
         self._typing_tasks: set[asyncio.Task[None]] = set()
@@ -152,9 +151,14 @@ class TelegramChannel:
         log.info("telegram: serving as @%s", self._bot.username)
         return abandoned
 
-    async def _route(self, update: Update, context: Any) -> None:
-        if not await self._router.handle(update, context):
-            await self._arrivals.settle(update)
+    async def _route(self, update: Update) -> None:
+        """Hand one kept update to the core; an update nothing will handle is marked done.
+        A failure is logged and leaves the update open (a restart hands it on again)."""
+        try:
+            if not await self._router.handle(update):
+                await self._arrivals.settle(update)
+        except Exception:
+            log.exception("telegram: handling an update failed")
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
@@ -230,9 +234,6 @@ class TelegramChannel:
     async def health(self) -> str | None:
         """A health check: the poller's watchdog (webhook mode has nothing to watch)."""
         return await self._poller.health() if self._poller is not None else None
-
-    async def _on_error(self, update: object, context: Any) -> None:
-        log.error("telegram: handling an update failed", exc_info=context.error)
 
     # Channel
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
 
 from telegram import CallbackQuery, Message, Update, User
 
@@ -47,9 +46,9 @@ class UpdateRouter:
         self._refusals = refusals
         self._pairing = pairing
 
-    async def handle(self, update: Update, context: Any = None) -> bool:
-        """The one PTB handler: every update passes here. True when it went on the bus
-        (which marks it handled in the inbox); False when nothing further handles it."""
+    async def handle(self, update: Update) -> bool:
+        """Every update passes here. True when it went on the bus (which marks it handled in
+        the inbox); False when nothing further handles it."""
         user = update.effective_user
         if user is None or user.is_bot or user.id not in self._owners:
             message = update.message

@@ -224,3 +224,33 @@ async def test_after_an_outage_the_backlog_goes_as_soon_as_polling_works_again(
 
     assert sorted(m["plain_text"] for m in sent) == ["Alert", "Digest"]
     assert late < 5
+
+
+async def test_an_update_whose_handling_fails_stays_open_and_the_next_is_answered(
+    tg: FakeTelegram,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running(tg, settings_for(tg, tmp_path)) as lancelot:
+        publish = lancelot.app.bus.publish
+        failures = [RuntimeError("a bug on the way to the core")]
+
+        async def breaks_once(event: object) -> None:
+            if failures:
+                raise failures.pop()
+            await publish(event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(lancelot.app.bus, "publish", breaks_once)
+        tg.user_message("/m1")
+        answered = await lancelot.say("/m2")  # polling goes on past the failure
+        async with asyncio.timeout(5):
+            while len({state for _, state in await kept(lancelot)}) < 2:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)  # /m2's done mark follows its reply
+        [(_, state), (_, done)] = sorted(await kept(lancelot))
+
+    assert "/m2" in answered["plain_text"]
+    assert [s["plain_text"].count("/m1") for s in tg.sent] == [0]  # never answered
+    assert (state, done) == (InboxState.OPEN, InboxState.DONE)  # a restart hands /m1 on again
+    assert "telegram: handling an update failed" in caplog.text
+    assert "a bug on the way to the core" in caplog.text
