@@ -21,7 +21,7 @@ _SHAPE_PATTERNS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("github_pat_",), r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{40,}"),
     (("xox",), r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack
     (("AKIA",), r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}"),  # AWS access key id
-    (tuple(f"{d}:" for d in "0123456789"), r"\b\d{6,12}:[A-Za-z0-9_\-]{35}\b"),  # Telegram
+    (tuple(f"{d}:" for d in "0123456789"), r"\b[0-9]{6,12}:[A-Za-z0-9_\-]{35}\b"),  # Telegram
     (("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
     (
         ("-----BEGIN ",),
