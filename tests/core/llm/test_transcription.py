@@ -10,7 +10,7 @@ import pytest
 
 from core.errors import ProviderUnavailable
 from core.llm.flagship import FlagshipConfig
-from core.llm.transcription import GeminiTranscriber, OpenAITranscriber, transcriber_for
+from core.llm.transcription import GeminiTranscriber, Lazy, OpenAITranscriber, transcriber_for
 from tests.fakes.llm.base import Reply
 from tests.fakes.llm.gemini import FakeGemini
 from tests.fakes.llm.openai import FakeOpenAI
@@ -29,7 +29,8 @@ def note(tmp_path: Path) -> Path:
 async def test_openai_uploads_the_recording_and_returns_the_text(note: Path) -> None:
     async with FakeOpenAI() as fake:
         fake.transcribe_as("  call Anna at nine  ")
-        transcriber = OpenAITranscriber(config_for("openai", fake), "gpt-4o-mini-transcribe")
+        transcriber, _ = transcriber_for(config_for("openai", fake), "gpt-4o-mini-transcribe")
+        assert transcriber is not None  # built on this first voice note (see the next test)
         try:
             heard = await transcriber.transcribe(note, "audio/ogg")
         finally:
@@ -78,8 +79,11 @@ def test_each_provider_gets_its_own_or_an_honest_no() -> None:
     def config(name: str) -> FlagshipConfig:
         return FlagshipConfig(name, "test-key-not-real", "fast", "deep", "http://127.0.0.1:9")
 
-    assert isinstance(transcriber_for(config("openai"))[0], OpenAITranscriber)
-    assert isinstance(transcriber_for(config("gemini"))[0], GeminiTranscriber)
+    for name, kind in (("openai", OpenAITranscriber), ("gemini", GeminiTranscriber)):
+        transcriber = transcriber_for(config(name))[0]
+        assert isinstance(transcriber, Lazy)
+        assert transcriber.name == name
+        assert isinstance(transcriber._build(), kind)  # built (SDK imported) on first use
     none, why = transcriber_for(config("anthropic"))
     assert none is None
     assert "Anthropic's API takes no audio" in why
