@@ -66,7 +66,9 @@ def keep_private(path: Path) -> None:
 BUSY_RETRY_SECONDS = 5.0  # as long as the busy timeout
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def autocommit(path: Path) -> sqlite3.Connection:
+    """A connection to `path` that commits each statement unless told BEGIN (a
+    SharedConnection's, made in its own thread)."""
     return sqlite3.connect(path, isolation_level=None)
 
 
@@ -131,7 +133,7 @@ async def open_db(
     db: aiosqlite.Connection | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = await SharedConnection(partial(_connect, path), 64)
+        db = await SharedConnection(partial(autocommit, path), 64)
         keep_private(path)
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=FULL")

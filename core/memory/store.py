@@ -20,7 +20,7 @@ import aiosqlite
 from core.errors import StorageError
 from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
-from core.state import SharedConnection, keep_private, migrate_file
+from core.state import SharedConnection, autocommit, keep_private, migrate_file
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
@@ -65,7 +65,7 @@ class MemoryStore:
         """Open (creating or upgrading) memory.db; StorageError in one line naming the file."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = SharedConnection(partial(_connect_writer, self.path), 64)
+            db = SharedConnection(partial(autocommit, self.path), 64)
             await db  # its thread starts and connects
             self._db = db
             keep_private(self.path)
@@ -208,10 +208,6 @@ class MemoryStore:
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         return StorageError(f"{self.path}: memory database error: {exc}")
-
-
-def _connect_writer(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path, isolation_level=None)
 
 
 def _write_all(queries: Sequence[Query], conn: sqlite3.Connection) -> list[int]:
