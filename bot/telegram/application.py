@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram.ext import Application, ApplicationBuilder
-from telegram.request import HTTPXRequest
 
-from bot.telegram.json_request import JsonRequest
+from bot.telegram.transport import AiohttpRequest
 from core.config.settings import TelegramSettings
 from core.errors import ConfigError
 
@@ -25,9 +24,8 @@ class TelegramTuning:
     poll_backoff_cap: float = 5.0  # after an outage, polling is at most this late to notice
     typing_delay: float = 0.3  # show "typing" only for work slower than this
     press_fallback: float = 10.0  # answer a press plainly if no verdict came by then
-    # Sends and edits in flight at once. A few cover Telegram's ~30 messages a second at
-    # internet round trips; more only make httpcore's pool bookkeeping (which walks every
-    # connection for every request) eat the CPU.
+    # Sends and edits in flight at once: a few cover Telegram's ~30 messages a second at
+    # internet round trips.
     concurrent_calls: int = 4
     connection_pool: int = 8
     read_timeout: float = 10.0
@@ -46,18 +44,17 @@ def file_base_url(api_base_url: str) -> str:
 
 def build_application(
     settings: TelegramSettings, tuning: TelegramTuning
-) -> tuple[TelegramApp, HTTPXRequest]:
+) -> tuple[TelegramApp, AiohttpRequest]:
     """An Application without Updater or JobQueue (Lancelot polls, or takes the webhook),
     and the HTTP client its getUpdates calls use (the watchdog may replace its connections)."""
     if settings.bot_token is None:
         raise ConfigError("telegram: TELEGRAM_BOT_TOKEN is not set")
-    httpx_kwargs: dict[str, Any] = {} if tuning.verify_tls else {"verify": False}
-    request = JsonRequest(
+    request = AiohttpRequest(
         connection_pool_size=tuning.connection_pool,
         read_timeout=tuning.read_timeout,
-        httpx_kwargs=httpx_kwargs,
+        verify_tls=tuning.verify_tls,
     )
-    updates_request = JsonRequest(connection_pool_size=1, httpx_kwargs=httpx_kwargs)
+    updates_request = AiohttpRequest(connection_pool_size=1, verify_tls=tuning.verify_tls)
     app: TelegramApp = (
         ApplicationBuilder()
         .token(settings.bot_token.get_secret_value())

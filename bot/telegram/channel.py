@@ -300,8 +300,8 @@ class TelegramChannel:
         task.add_done_callback(self._typing_tasks.discard)
 
     async def _type_unless(self, chat_id: str, answered: asyncio.Event) -> None:
-        # Waits on an event rather than being cancelled: cancelling a request in flight can
-        # leak an httpx pool slot (encode/httpcore#1093).
+        # Waits on an event rather than being cancelled, so a chat action is never cut off
+        # halfway through its request.
         try:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._tuning.typing_delay):

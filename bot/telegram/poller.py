@@ -10,11 +10,10 @@ After an outage the backoff is capped low (5 s by default): the first getUpdates
 again is at most that late, and `on_recovered` is called (the outbox then sends its backlog
 at once instead of waiting out its own backoff).
 
-A restart never cancels a request in flight: httpcore 1.0.9 can leak a pool slot when a
-request is cancelled while its connection is being set up (encode/httpcore#1093), and the
-getUpdates pool has one slot. Each request is bounded by its own timeouts anyway, so a
-restart cuts the backoff short, starts a new loop if the old one died, and replaces the
-HTTP client only when the pool is exhausted or a request outlived its timeouts.
+A restart never cancels a request in flight: each request is bounded by its own timeouts
+anyway, so a restart cuts the backoff short, starts a new loop if the old one died, and
+replaces the HTTP client (closing it fails the request still in it) only when the pool is
+exhausted or a request outlived its timeouts.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""Bot API calls go as one JSON object (uploads as PTB's multipart form), errors as PTB's."""
+"""Bot API calls over aiohttp: one JSON object each (uploads a multipart form), errors as PTB's."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import socket
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,7 +14,10 @@ from aiohttp import web
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import NetworkError, TimedOut
 
-from bot.telegram.json_request import JsonRequest
+from bot.telegram.application import TelegramTuning, build_application
+from bot.telegram.transport import POOL_FULL, AiohttpRequest
+from core.config.settings import TelegramSettings
+from tests.fakes.gchat.keys import SigningKey
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram.server import DEFAULT_USER_ID
 
@@ -36,12 +40,17 @@ class Recorder:
         result = ME if method == "getMe" else SENT
         return web.json_response({"ok": True, "result": result})
 
+    async def file(self, request: web.Request) -> web.Response:
+        self.seen.append(("GET " + request.match_info["path"], "", b""))
+        return web.Response(body=b"\x00voice bytes")
+
 
 @pytest.fixture
 async def recorder() -> AsyncIterator[tuple[Recorder, str]]:
     rec = Recorder()
     app = web.Application()
     app.router.add_post("/bot{token}/{method}", rec.handle)
+    app.router.add_get("/file/bot{token}/{path}", rec.file)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -52,7 +61,7 @@ async def recorder() -> AsyncIterator[tuple[Recorder, str]]:
 
 
 async def _bot(base_url: str, token: str = TOKEN, **request: Any) -> Bot:
-    bot = Bot(token, base_url=base_url, request=JsonRequest(**request))
+    bot = Bot(token, base_url=base_url, request=AiohttpRequest(**request))
     await bot.initialize()
     return bot
 
@@ -102,10 +111,10 @@ async def test_an_unreachable_api_is_a_network_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens once closed
-    request = JsonRequest()
+    request = AiohttpRequest()
     await request.initialize()
     bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot", request=request)
-    with pytest.raises(NetworkError, match=r"httpx\.ConnectError"):
+    with pytest.raises(NetworkError, match=r"aiohttp\.ClientConnectorError"):
         await bot.send_message(42, "hi")
     await request.shutdown()
 
@@ -117,3 +126,86 @@ async def test_the_fake_bot_api_takes_cards_sent_as_json(tg: FakeTelegram) -> No
     await bot.send_message(DEFAULT_USER_ID, "<i>card</i>", parse_mode="HTML", reply_markup=markup)
     await bot.shutdown()
     assert tg.sent[-1]["plain_text"] == "card"
+
+
+async def test_a_full_pool_is_a_pool_timeout_and_nothing_is_sent(
+    recorder: tuple[Recorder, str],
+) -> None:
+    """PTB's pool timeout, told apart (the poller replaces its client on it)."""
+    rec, base = recorder
+    bot = await _bot(base, connection_pool_size=1, pool_timeout=0.1)
+    rec.delay = 0.5
+    first = asyncio.create_task(bot.send_message(42, "first"))
+    await asyncio.sleep(0.05)
+    with pytest.raises(TimedOut, match="Pool timeout"):
+        await bot.send_message(42, "second")
+    await first
+    await bot.shutdown()
+    assert [json.loads(body)["text"] for _, _, body in rec.seen[1:]] == ["first"]
+    assert "Request was *not* sent" in POOL_FULL
+
+
+async def test_a_client_replaced_mid_call_fails_that_call_and_serves_the_next(
+    recorder: tuple[Recorder, str],
+) -> None:
+    """The poller's watchdog shuts a wedged client down and initializes it again."""
+    rec, base = recorder
+    request = AiohttpRequest(read_timeout=5.0)
+    bot = Bot(TOKEN, base_url=base, request=request)
+    await bot.initialize()
+    rec.delay = 1.0
+    stuck = asyncio.create_task(bot.send_message(42, "stuck"))
+    await asyncio.sleep(0.1)
+    await request.shutdown()
+    await request.initialize()
+    with pytest.raises(NetworkError):
+        await stuck
+    rec.delay = 0.0
+    message = await bot.send_message(42, "after")
+    assert message.message_id == 7
+    await bot.shutdown()
+
+
+async def test_a_file_is_fetched_with_a_get(recorder: tuple[Recorder, str]) -> None:
+    rec, base = recorder
+    request = AiohttpRequest()
+    await request.initialize()
+    url = base.replace("/bot", "/file/bot") + f"{TOKEN}/voice.ogg"
+    assert await request.retrieve(url) == b"\x00voice bytes"
+    await request.shutdown()
+    assert rec.seen == [("GET voice.ogg", "", b"")]
+
+
+@pytest.fixture
+async def tls_api(tmp_path: Any) -> AsyncIterator[str]:
+    """The Bot API behind a certificate nobody vouches for."""
+    key = SigningKey(subject="127.0.0.1")
+    (tmp_path / "cert.pem").write_text(key.certificate_pem)
+    (tmp_path / "key.pem").write_text(key.private_pem)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    rec = Recorder()
+    app = web.Application()
+    app.router.add_post("/bot{token}/{method}", rec.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield f"https://127.0.0.1:{port}/bot"
+    await runner.cleanup()
+
+
+async def test_the_application_verifies_tls_unless_a_test_turns_it_off(tls_api: str) -> None:
+    settings = TelegramSettings(bot_token=TOKEN, api_base_url=tls_api)
+    app, _ = build_application(settings, TelegramTuning())
+    assert isinstance(app.bot.request, AiohttpRequest)
+    await app.bot.request.initialize()
+    with pytest.raises(NetworkError, match=r"(?i)certificate"):
+        await app.bot.send_message(42, "hi")
+    await app.bot.request.shutdown()
+
+    app, _ = build_application(settings, TelegramTuning(verify_tls=False))
+    await app.bot.request.initialize()
+    assert (await app.bot.send_message(42, "hi")).message_id == 7
+    await app.bot.request.shutdown()
