@@ -19,12 +19,14 @@ class AnthropicProvider:
     def __init__(self, config: FlagshipConfig) -> None:
         self.name = config.name
         self._config = config
-        # Retries live in core.llm.retry, so the SDK's own are off.
+        # Retries live in core.llm.retry, so the SDK's own are off; its HTTP goes through
+        # aiohttp, the SDK's documented alternative transport (as for openai).
         self._client = anthropic.AsyncAnthropic(
             api_key=config.api_key,
             base_url=config.base_url,
             timeout=config.timeout,
             max_retries=0,
+            http_client=anthropic.DefaultAioHttpClient(),
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:

@@ -15,12 +15,16 @@ from core.llm.types import Completion, CompletionRequest, Message, Role, ToolCal
 
 
 def make_client(config: FlagshipConfig) -> openai.AsyncOpenAI:
-    """The openai SDK client for `config`; retries live in core.llm.retry, so its own are off."""
+    """The openai SDK client for `config`; retries live in core.llm.retry, so its own are off.
+
+    Its HTTP goes through aiohttp, the SDK's documented alternative transport: a call cost
+    about a quarter less CPU than through its default one (benchmarks/telegram.py)."""
     return openai.AsyncOpenAI(
         api_key=config.api_key,
         base_url=config.base_url,
         timeout=config.timeout,
         max_retries=0,
+        http_client=openai.DefaultAioHttpClient(),
     )
 
 

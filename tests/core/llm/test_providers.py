@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import time
 
 import pytest
 
 from core.errors import ProviderUnavailable
 from core.llm.providers import build_provider
+from core.llm.retry import RetryPolicy
 from core.llm.types import CompletionRequest, Message, Role, ToolCall, ToolSpec
 from tests.fakes.llm import Reply
 from tests.fakes.llm.wiring import FAKES, FAST, Wired, config_for
@@ -140,6 +143,38 @@ async def test_a_server_that_is_gone_becomes_provider_unavailable(name: str) -> 
                 await dead.complete(ASK)
         finally:
             await dead.aclose()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(FAKES))
+async def test_a_server_that_never_answers_times_out_as_unavailable(name: str) -> None:
+    """A model server that takes the request and goes silent costs the timeout, not forever."""
+
+    released = asyncio.Event()
+    handled: list[asyncio.Task[object] | None] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handled.append(asyncio.current_task())
+        await reader.read(65536)
+        await released.wait()
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with FAKES[name]() as fake:
+        config = config_for(name, fake)
+    fields = {**_fields(config), "base_url": f"http://127.0.0.1:{port}", "timeout": 0.3}
+    fields["retry"] = RetryPolicy(attempts=1, base_delay=0.01, max_delay=0.01, timeout=5)
+    silent_provider = build_provider(type(config)(**fields))
+    started = time.monotonic()
+    try:
+        with pytest.raises(ProviderUnavailable):
+            await silent_provider.complete(ASK)
+    finally:
+        await silent_provider.aclose()  # type: ignore[attr-defined]
+        released.set()
+        server.close()
+        await asyncio.gather(*(task for task in handled if task is not None))
+    assert time.monotonic() - started < 3
 
 
 def _fields(config: object) -> dict[str, object]:
