@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from telegram import Bot, Update
 
@@ -21,6 +22,13 @@ log = logging.getLogger(__name__)
 HandOn = Callable[[Update], Awaitable[None]]
 
 
+class Received(NamedTuple):
+    """An update, and the JSON object Telegram sent for it (what the inbox keeps)."""
+
+    update: Update
+    data: Mapping[str, Any]
+
+
 class Arrivals:
     """Keeps updates, hands on the new ones, and marks done those nothing will handle."""
 
@@ -29,18 +37,18 @@ class Arrivals:
         self._bot = bot
         self._hand_on = hand_on
 
-    async def take(self, updates: Sequence[Update]) -> None:
+    async def take(self, batch: Sequence[Received]) -> None:
         """Keep a batch in one write, then hand on each update not kept before. Raises
         StorageError when they could not be kept: then they must not be confirmed."""
-        kept = [(update.update_id, _payload(update)) for update in updates]
+        kept = [(update.update_id, _payload(data)) for update, data in batch]
         fresh = await self._inbox.accept(NAME, kept)
-        for update in updates:
+        for update, _ in batch:
             if update.update_id in fresh:
                 await self._hand_on(update)
 
-    async def take_one(self, update: Update) -> None:
+    async def take_one(self, received: Received) -> None:
         """A webhook's update (as `take`)."""
-        await self.take((update,))
+        await self.take((received,))
 
     async def settle(self, update: Update) -> None:
         """Nothing further will handle this update (a stranger's, an ignored kind)."""
@@ -69,5 +77,5 @@ class Arrivals:
             return None
 
 
-def _payload(update: Update) -> str:
-    return json.dumps(update.to_dict(), ensure_ascii=False, separators=(",", ":"))
+def _payload(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

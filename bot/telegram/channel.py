@@ -249,8 +249,8 @@ class TelegramChannel:
         self._stop_typing_in(chat_id)
         markup = keyboard(card) if part == len(pieces) - 1 else None
         async with self._call():
-            message = await send_chunk(self._bot, chat_id, pieces[part], markup)
-        return MessageRef(NAME, chat_id, str(message.message_id))
+            message_id = await send_chunk(self._bot, chat_id, pieces[part], markup)
+        return MessageRef(NAME, chat_id, str(message_id))
 
     async def deliver(self, chat_id: str, card: Card) -> MessageRef:
         """Send every part (without the outbox's bookkeeping); return the last."""

@@ -1,8 +1,8 @@
 """Long polling: our own getUpdates loop, with a watchdog that restarts it when it stalls.
 
-We poll with Bot.get_updates rather than PTB's Updater because the watchdog needs the time
-of the last successful call, a restart it controls, and backoff it can tune; the Updater
-reports only failures. Each batch goes to the sink, which keeps it durably (the inbox);
+We poll with our own getUpdates call rather than PTB's Updater because the watchdog needs
+the time of the last successful call, a restart it controls, and backoff it can tune; the
+Updater reports only failures. Each batch goes to the sink, which keeps it durably (the inbox);
 only then is it confirmed, by the offset of the next getUpdates. A batch the sink could not
 keep is not confirmed: Telegram sends it again.
 
@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dtm
 import logging
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 
-from telegram import Bot, Update
+from telegram import Update
 from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 from telegram.request import BaseRequest
-from telegram.warnings import PTBUserWarning
 
+from bot.telegram.application import LancelotBot
+from bot.telegram.arrivals import Received
 from bot.telegram.sender import seconds
 from core.errors import LancelotError
 from core.runtime.backoff import BackoffConfig
@@ -42,7 +41,7 @@ ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 POOL_EXHAUSTED = "pool timeout"
 REQUEST_SLACK = 30.0  # beyond the long-poll and read timeouts, a request counts as wedged
 
-Sink = Callable[[Sequence[Update]], Awaitable[None]]
+Sink = Callable[[Sequence[Received]], Awaitable[None]]
 
 
 class Poller:
@@ -50,7 +49,7 @@ class Poller:
 
     def __init__(
         self,
-        bot: Bot,
+        bot: LancelotBot,
         request: BaseRequest,
         sink: Sink,
         *,
@@ -70,8 +69,9 @@ class Poller:
         self._watchdog = watchdog
         # A long poll that ends empty is a success; it must end well within the watchdog.
         poll = min(poll_timeout, watchdog / 3)
-        self._timeout = dtm.timedelta(seconds=poll)
-        self._request_limit = poll + (request.read_timeout or 0) + REQUEST_SLACK
+        self._timeout = int(poll) if float(poll).is_integer() else poll  # whole seconds as int
+        self._read_timeout = poll + (request.read_timeout or 0)  # as PTB's get_updates sets it
+        self._request_limit = self._read_timeout + REQUEST_SLACK
         self._backoff = BackoffConfig(backoff_base, backoff_cap)
         self._offset: int | None = None
         self._fatal: str | None = None
@@ -98,9 +98,7 @@ class Poller:
                     await task
         if self._offset is not None and self._fatal is None:
             with contextlib.suppress(TelegramError):
-                await self._bot.get_updates(
-                    offset=self._offset, timeout=0, read_timeout=2, pool_timeout=1
-                )
+                await self._bot.get_updates_raw(self._offset, 0, ALLOWED_UPDATES, read_timeout=2)
 
     async def health(self) -> str | None:
         """None while polling works; otherwise what is wrong."""
@@ -114,9 +112,8 @@ class Poller:
     async def _poll_forever(self) -> None:
         failures = 0
         while True:
-            skipped: int | None = None  # the last update_id of a batch read one by one
             try:
-                updates = await self._get_updates()
+                updates, last = await self._get_updates()
             except RetryAfter as exc:
                 await self._pause(seconds(exc.retry_after))
                 continue
@@ -128,18 +125,6 @@ class Poller:
                 failures += 1
                 await self._after_failure(exc.message, failures, exc)
                 continue
-            except Exception as exc:  # an update PTB cannot read: take the batch one by one
-                try:
-                    updates, last = await self._readable_updates()
-                except Exception:
-                    failures += 1
-                    log.exception("telegram: getUpdates returned something unusable")
-                    await self._after_failure(type(exc).__name__, failures, None)
-                    continue
-                skipped = last
-                if not updates and last is not None:  # nothing readable: confirm and go on
-                    self._offset = last + 1
-                    continue
             if failures:
                 log.info("telegram: getUpdates works again after %d failure(s)", failures)
                 failures = 0
@@ -147,6 +132,8 @@ class Poller:
                     self._on_recovered()
             self.last_success = time.monotonic()
             if not updates:
+                if last is not None:  # nothing readable: confirm and go on
+                    self._offset = last + 1
                 continue
             try:
                 await self._sink(updates)
@@ -154,23 +141,21 @@ class Poller:
                 failures += 1
                 await self._after_failure(f"updates not kept: {exc}", failures, None)
                 continue
-            self._offset = max(updates[-1].update_id, skipped or 0) + 1
+            self._offset = max(updates[-1].update.update_id, last or 0) + 1
 
-    async def _readable_updates(self) -> tuple[tuple[Update, ...], int | None]:
-        """The waiting updates read one by one (no wait): an update PTB cannot read (a
-        newer Bot API's shape, a malformed one) is logged by its id and skipped, so it can
-        never hold up every message after it. Also the last update_id seen."""
-        with warnings.catch_warnings():  # PTB would have us use get_updates: it parses all
-            warnings.simplefilter("ignore", PTBUserWarning)
-            raw = await self._bot.do_api_request(
-                "getUpdates",
-                api_kwargs={
-                    "offset": self._offset,
-                    "timeout": 0,
-                    "allowed_updates": ALLOWED_UPDATES,
-                },
+    async def _get_updates(self) -> tuple[list[Received], int | None]:
+        """The waiting updates, each read by itself: an update PTB cannot read (a newer Bot
+        API's shape, a malformed one) is logged by its id and skipped, so it can never hold
+        up every message after it. Also the last update_id seen."""
+        self._in_request_since = time.monotonic()
+        try:
+            raw = await self._bot.get_updates_raw(
+                self._offset, self._timeout, ALLOWED_UPDATES, read_timeout=self._read_timeout
             )
-        readable: list[Update] = []
+        finally:
+            self._in_request_since = None
+        self._pool_exhausted = False
+        readable: list[Received] = []
         last: int | None = None
         for item in raw if isinstance(raw, list) else []:
             update_id = item.get("update_id") if isinstance(item, dict) else None
@@ -183,20 +168,8 @@ class Poller:
                     "telegram: skipped update %s, unreadable: %s", update_id, type(exc).__name__
                 )
                 continue
-            if update is not None:
-                readable.append(update)
-        return tuple(readable), last
-
-    async def _get_updates(self) -> tuple[Update, ...]:
-        self._in_request_since = time.monotonic()
-        try:
-            updates = await self._bot.get_updates(
-                offset=self._offset, timeout=self._timeout, allowed_updates=ALLOWED_UPDATES
-            )
-        finally:
-            self._in_request_since = None
-        self._pool_exhausted = False
-        return updates
+            readable.append(Received(update, item))
+        return readable, last
 
     async def _after_failure(self, problem: str, failures: int, exc: TelegramError | None) -> None:
         level = logging.WARNING if failures == 1 else logging.DEBUG

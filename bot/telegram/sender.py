@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions, Message
+from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import ParseMode
 from telegram.error import (
     BadRequest,
@@ -25,6 +25,7 @@ from telegram.error import (
     TimedOut,
 )
 
+from bot.telegram.application import LancelotBot
 from bot.telegram.render import Chunk, without_links
 from core.errors import DeliveryFailed, DeliveryRejected, RateLimited
 
@@ -67,10 +68,10 @@ def chat_number(chat_id: str) -> int:
 
 
 async def send_chunk(
-    bot: Bot, chat_id: str, chunk: Chunk, markup: InlineKeyboardMarkup | None
-) -> Message:
+    bot: LancelotBot, chat_id: str, chunk: Chunk, markup: InlineKeyboardMarkup | None
+) -> int:
     """sendMessage as HTML; plain text if Telegram cannot parse it; without link buttons if
-    Telegram refuses their URLs."""
+    Telegram refuses their URLs. The new message's id."""
     chat = chat_number(chat_id)
     with translated("sendMessage"):
         try:
@@ -108,9 +109,9 @@ async def edit_chunk(
 
 
 async def _send(
-    bot: Bot, chat: int, text: str, mode: str | None, markup: InlineKeyboardMarkup | None
-) -> Message:
-    return await bot.send_message(
+    bot: LancelotBot, chat: int, text: str, mode: str | None, markup: InlineKeyboardMarkup | None
+) -> int:
+    return await bot.send_message_id(
         chat, text, parse_mode=mode, reply_markup=markup, link_preview_options=NO_PREVIEW
     )
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from telegram import Bot, Update
 
+from bot.telegram.arrivals import Received
 from core.config.settings import TelegramSettings
 from core.errors import LancelotError
 from core.security.refusals import RefusalLog
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 (a header name)
 
-Sink = Callable[[Update], Awaitable[None]]
+Sink = Callable[[Received], Awaitable[None]]
 
 
 def webhook_secret(settings: TelegramSettings, server_secret: bytes) -> str:
@@ -84,20 +85,20 @@ class WebhookEndpoint:
             binding.refusals.record("webhook", "forbidden", source, {"secret": secret})
             return web.Response(status=403, text="forbidden")
         body = await request.read()
-        update = _parse(body, binding.bot)
-        if update is None:
+        received = _parse(body, binding.bot)
+        if received is None:
             source = f"webhook:{request.remote}:malformed"
             binding.refusals.record("webhook", "malformed", source, {"bytes": len(body)})
             return web.Response(status=400, text="not an update")
         try:
-            await binding.sink(update)
+            await binding.sink(received)
         except LancelotError as exc:
             log.warning("webhook: an update could not be kept (%s); Telegram will retry", exc)
             return web.Response(status=500, text="not kept")
         return web.Response(text="ok")
 
 
-def _parse(body: bytes, bot: Bot) -> Update | None:
+def _parse(body: bytes, bot: Bot) -> Received | None:
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -105,7 +106,8 @@ def _parse(body: bytes, bot: Bot) -> Update | None:
     if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
         return None
     try:
-        return Update.de_json(data, bot)
+        update = Update.de_json(data, bot)
     except Exception:  # PTB raises whatever the garbage provokes
         log.info("webhook: a body with an update_id could not be read as an update")
         return None
+    return Received(update, data)
