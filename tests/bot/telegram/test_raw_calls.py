@@ -120,5 +120,6 @@ async def test_an_update_is_kept_as_telegram_sent_it(tmp_path: Path) -> None:
         await arrivals.replay()  # as after a crash: handed on again, from what was kept
     first, again = handed
     assert first.update_id == again.update_id == 500
-    assert again.message is not None and again.message.text == "héllo"
+    assert again.message is not None
+    assert again.message.text == "héllo"
     assert again.message.api_kwargs == {"future_field": {"x": 1}}
