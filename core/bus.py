@@ -7,7 +7,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from core.channel import Channel, PressAnswering
+from core.channel import Channel, answers_presses
 from core.errors import DeliveryDeferred, DeliveryFailed, LancelotError
 from core.events import ButtonPress, Card, Inbound, MessageRef
 
@@ -165,7 +165,7 @@ class Bus:
         """Tell the press's channel how it went (Telegram stops the button's spinner and may
         show `note` as a toast). Best effort: failures are logged."""
         channel = self._channels.get(press.channel)
-        if channel is None or not isinstance(channel, PressAnswering):
+        if channel is None or not answers_presses(channel):
             return
         try:
             await channel.answer_press(press, accepted=accepted, note=note)

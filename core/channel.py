@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from core.events import ButtonPress, Card, FileOffer, MessageRef
 
@@ -96,4 +96,31 @@ class GroupChats(Protocol):
 
 def is_group(channel: Channel, chat_id: str) -> bool:
     """Whether `chat_id` is a group chat on `channel` (False where it cannot tell)."""
-    return isinstance(channel, GroupChats) and channel.is_group(chat_id)
+    return _groups(channel) and channel.is_group(chat_id)
+
+
+def parted(channel: object) -> TypeGuard[PartedChannel]:
+    """isinstance(channel, PartedChannel), decided once per class (see `_has`)."""
+    return _has(type(channel), PartedChannel)
+
+
+def answers_presses(channel: object) -> TypeGuard[PressAnswering]:
+    """isinstance(channel, PressAnswering), decided once per class (see `_has`)."""
+    return _has(type(channel), PressAnswering)
+
+
+def _groups(channel: object) -> TypeGuard[GroupChats]:
+    return _has(type(channel), GroupChats)
+
+
+_KNOWN: dict[tuple[type, type], bool] = {}
+
+
+def _has(cls: type, capability: type) -> bool:
+    """Whether a channel class has every method of `capability`. isinstance against a
+    runtime-checkable Protocol walks its members on every call, and the outbox asks a few
+    times per message; a channel's methods are its class's, so one answer per class holds."""
+    known = _KNOWN.get((cls, capability))
+    if known is None:
+        known = _KNOWN[cls, capability] = issubclass(cls, capability)
+    return known

@@ -28,7 +28,7 @@ from typing import Self
 
 import aiosqlite
 
-from core.channel import Channel, PartedChannel, is_group
+from core.channel import Channel, is_group, parted
 from core.clock import Clock, SystemClock
 from core.delivery.pacing import ChannelPacing
 from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
@@ -159,7 +159,7 @@ class Outbox:
         never go. The same key (by default: channel, chat and card id) is delivered once.
         """
         target = self._served(channel)
-        parts = target.parts(card) if isinstance(target, PartedChannel) else 1
+        parts = target.parts(card) if parted(target) else 1
         row = OutboxRow(
             id=0,
             key=key or f"send:{channel}:{chat_id}:{card.correlation_id}",
@@ -202,7 +202,7 @@ class Outbox:
             if row not in fresh:
                 row.revision = card
         if fresh:
-            parts = target.parts(card) if isinstance(target, PartedChannel) else 1
+            parts = target.parts(card) if parted(target) else 1
             await self.store.revise(fresh, card, max(1, parts))
         return len(rows)
 
@@ -315,7 +315,7 @@ class Outbox:
             ref = MessageRef(row.channel, row.chat_id, row.target_id or "")
             await channel.edit(ref, row.card)
             return ref
-        if isinstance(channel, PartedChannel):
+        if parted(channel):
             return await channel.deliver_part(row.chat_id, row.card, len(row.message_ids))
         return await channel.deliver(row.chat_id, row.card)
 
