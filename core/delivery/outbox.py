@@ -18,11 +18,8 @@ again on restart.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
 
@@ -30,6 +27,8 @@ import aiosqlite
 
 from core.channel import Channel, is_group, parted
 from core.clock import Clock, SystemClock
+from core.delivery.lanes import Lanes
+from core.delivery.outcomes import KEPT_OUTCOMES, Outcome, Outcomes
 from core.delivery.pacing import ChannelPacing
 from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
 from core.delivery.store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
@@ -52,16 +51,8 @@ log = logging.getLogger(__name__)
 
 # Called when a card is fully delivered: (card correlation id, the message standing for it).
 OnDelivered = Callable[[str, MessageRef], None]
-Outcome = MessageRef | LancelotError
 
-KEPT_OUTCOMES = 10_000  # final outcomes remembered by key (dedup without a database read)
 STOP_GRACE = 10.0  # seconds a stop waits for a message already on its way
-
-
-@dataclass(eq=False)
-class _Lane:
-    rows: deque[OutboxRow] = field(default_factory=deque)
-    task: asyncio.Task[None] | None = None
 
 
 class Outbox:
@@ -85,12 +76,15 @@ class Outbox:
         self._channels: dict[str, Channel] = {}
         self._on_delivered: dict[str, OnDelivered] = {}
         self._stopped: set[str] = set()
-        self._lanes: dict[tuple[str, str], _Lane] = {}
-        self._queued: dict[str, OutboxRow] = {}  # by key, until final
         self._commits: dict[str, asyncio.Task[None]] = {}  # by key, while being inserted
-        self._waiters: dict[str, asyncio.Future[Outcome]] = {}
-        self._outcomes: OrderedDict[str, Outcome] = OrderedDict()
+        self._outcomes = Outcomes()
         self._pacing = ChannelPacing(self._policy, self._clock)
+        self._lanes = Lanes(
+            self._deliver,
+            tasks=self._supervisor,
+            on_left=self._left_queued,
+            on_idle=self._pacing.forget_idle,
+        )
 
     async def setup(self) -> None:
         """Create the table and prune old rows."""
@@ -117,13 +111,13 @@ class Outbox:
         remember = self._on_delivered[channel]
         for key, correlation_id, ref in await self.store.recent_deliveries(channel, KEPT_OUTCOMES):
             remember(correlation_id, ref)
-            self._keep(key, ref)
+            self._outcomes.keep(key, ref)
         # The channel is already serving: a card may have been queued, or even delivered,
         # while these rows were read. Such a row is this process's own, not one to resume.
         rows = [
             row
             for row in await self.store.pending(channel)
-            if row.key not in self._outcomes and row.key not in self._queued
+            if row.key not in self._outcomes and row.key not in self._lanes
         ]
         for row in rows:
             self._enqueue(row)
@@ -140,14 +134,7 @@ class Outbox:
         self._stopped.add(channel)
         # What was handed over is stored before anything stops (inserts take milliseconds).
         await asyncio.gather(*self._commits.values(), return_exceptions=True)
-        lanes = [lane for key, lane in self._lanes.items() if key[0] == channel]
-        for lane in lanes:
-            if lane.task is not None:
-                lane.task.cancel()
-        for lane in lanes:
-            if lane.task is not None:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await lane.task
+        await self._lanes.cancel(channel)
 
     async def send(
         self, channel: str, chat_id: str, card: Card, *, key: str | None = None
@@ -190,7 +177,7 @@ class Outbox:
         target = self._channels.get(channel)
         rows = [
             row
-            for row in self._queued.values()
+            for row in self._lanes.rows()
             if row.channel == channel
             and row.kind is DeliveryKind.SEND
             and row.card.correlation_id == correlation_id
@@ -213,23 +200,16 @@ class Outbox:
         return target
 
     async def _submit(self, row: OutboxRow) -> Outcome:
-        known = self._outcomes.get(row.key)
+        known = self._outcomes.final(row.key)
         if known is not None:
             return known
-        if row.key not in self._queued:
+        if row.key not in self._lanes:
             self._commits[row.key] = asyncio.create_task(self._commit(row))
             if row.channel in self._stopped:
                 await self._commits.pop(row.key)
                 return DeliveryDeferred("queued; delivery resumes at the next start")
             self._enqueue(row)
-        future = self._waiters.get(row.key)
-        if future is None:
-            future = self._waiters[row.key] = asyncio.get_running_loop().create_future()
-        try:
-            async with asyncio.timeout(self._policy.first_attempt_wait):
-                return await asyncio.shield(future)
-        except TimeoutError:
-            return DeliveryDeferred("still queued for delivery")
+        return await self._outcomes.first_attempt(row.key, self._policy.first_attempt_wait)
 
     async def _commit(self, row: OutboxRow) -> None:
         """Store the row (in the writer's next batch, shared with other messages' writes)."""
@@ -245,29 +225,11 @@ class Outbox:
             log.exception("outbox: could not store a %s for %s", row.kind, row.channel)
 
     def _enqueue(self, row: OutboxRow) -> None:
-        if row.key in self._queued or row.channel in self._stopped:
-            return
-        self._queued[row.key] = row
-        lane = self._lanes.get(row.lane)
-        if lane is None:
-            lane = self._lanes[row.lane] = _Lane()
-            lane.task = self._supervisor.spawn(self._run_lane(row.lane, lane), name="outbox-lane")
-        lane.rows.append(row)
+        if row.channel not in self._stopped:
+            self._lanes.add(row)
 
-    async def _run_lane(self, key: tuple[str, str], lane: _Lane) -> None:
-        try:
-            while lane.rows:
-                row = lane.rows[0]
-                await self._deliver(row)
-                lane.rows.popleft()
-                self._queued.pop(row.key, None)
-        finally:
-            if self._lanes.get(key) is lane:
-                del self._lanes[key]
-            for row in lane.rows:  # stopped early: they stay pending in the table
-                self._queued.pop(row.key, None)
-                self._settle(row, DeliveryDeferred("delivery stopped; the card stays queued"))
-            self._pacing.forget_idle(self._lanes)
+    def _left_queued(self, row: OutboxRow) -> None:
+        self._outcomes.settle(row.key, DeliveryDeferred("delivery stopped; the card stays queued"))
 
     async def _deliver(self, row: OutboxRow) -> None:
         channel = self._channels[row.channel]
@@ -306,7 +268,7 @@ class Outbox:
             anchor = row.ref or ref
             if row.kind is DeliveryKind.SEND:
                 self._on_delivered[row.channel](row.card.correlation_id, anchor)
-            self._finish(row, anchor)
+            self._outcomes.finish(row.key, anchor)
             if row.revision is not None:
                 self._queue_revision(anchor, row.revision)
 
@@ -321,7 +283,7 @@ class Outbox:
 
     def _queue_revision(self, ref: MessageRef, card: Card) -> None:
         edit = OutboxRow.edit_of(ref, card)
-        if edit.key not in self._outcomes and edit.key not in self._queued:
+        if edit.key not in self._outcomes and edit.key not in self._lanes:
             self._commits[edit.key] = asyncio.create_task(self._commit(edit))
             self._enqueue(edit)
 
@@ -331,7 +293,7 @@ class Outbox:
             await self._give_up(row, exc)
             return
         await self.store.attempt_failed(row, str(exc))
-        self._settle(row, DeliveryDeferred(f"not delivered yet ({exc}); will retry"))
+        self._outcomes.settle(row.key, DeliveryDeferred(f"not delivered yet ({exc}); will retry"))
         delay = self._policy.backoff(row.attempts)
         log.info("outbox: %s to %s failed (%s); retry in %.1f s", row.kind, row.channel, exc, delay)
         await self._pacing.wait_to_retry(row.channel, delay)
@@ -340,18 +302,4 @@ class Outbox:
         await self.store.failed(row, str(exc))
         log.warning("outbox: gave up on a %s to %s: %s", row.kind, row.channel, exc)
         self._ledger.append(failure_receipt(row, exc))
-        self._finish(row, DeliveryFailed(f"not delivered: {exc}"))
-
-    def _finish(self, row: OutboxRow, outcome: Outcome) -> None:
-        self._keep(row.key, outcome)
-        self._settle(row, outcome)
-
-    def _keep(self, key: str, outcome: Outcome) -> None:
-        self._outcomes[key] = outcome
-        while len(self._outcomes) > KEPT_OUTCOMES:
-            self._outcomes.popitem(last=False)
-
-    def _settle(self, row: OutboxRow, outcome: Outcome) -> None:
-        future = self._waiters.pop(row.key, None)
-        if future is not None and not future.done():
-            future.set_result(outcome)
+        self._outcomes.finish(row.key, DeliveryFailed(f"not delivered: {exc}"))
