@@ -2,27 +2,16 @@
 quoting hides: which characters were quoted, what expands, what globs and what runs nested.
 
 Brace expansion (``{rm,-rf,x}``) and splitting on ``$IFS`` (``rm${IFS}-rf``) are applied here,
-so the words a rule sees are the words the shell would run. Anything this lexer cannot read
-raises UnparseableCommand: an unreadable line is never taken as harmless.
+so the words a rule sees are the words the shell would run. The quoted and expanded parts of a
+word are read by soul/expansions.py. Anything this lexer cannot read raises UnparseableCommand:
+an unreadable line is never taken as harmless.
 """
 
 from __future__ import annotations
 
-import re
-
 from soul.errors import UnparseableCommand
-from soul.words import (
-    ASSIGNMENT,
-    EXPANDED,
-    QUOTED,
-    RAW,
-    SPLIT,
-    Op,
-    Pieces,
-    Token,
-    Word,
-    decode_ansi_c,
-)
+from soul.expansions import ExpansionReader
+from soul.words import ASSIGNMENT, EXPANDED, QUOTED, RAW, Op, Pieces, Token, Word
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -33,13 +22,9 @@ _BLANKS = " \t"  # bash splits on these (and newline); \r is part of a word
 _OPERATOR_CHARS = ";&|()<>"
 # Longest first: the lexer takes the longest operator that matches.
 _OPERATORS = _names(";;& &>> <<< <<- ;; ;& && || |& &> >> >| >& << <> <& ; & | ( ) < >")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SPECIAL_PARAMS = "@*#?-$!0123456789"
-_ANSI_C_BODY = re.compile(r"((?:[^'\\]|\\.)*)'", re.S)
 
 
 MAX_TOKENS = 4096  # a longer line is refused as unreadable rather than read slowly
-MAX_NESTING = 32  # substitutions inside substitutions
 
 
 def lex(line: str) -> list[Token]:
@@ -50,16 +35,11 @@ def lex(line: str) -> list[Token]:
         raise UnparseableCommand("cannot read the command: it is nested too deeply") from None
 
 
-class _Lexer:
+class _Lexer(ExpansionReader):
     def __init__(self, line: str, nesting: int = 0) -> None:
-        self.s = line
-        self.i = 0
-        self.nesting = nesting
+        super().__init__(line, nesting)
         self.out: list[Token] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # (index, delimiter, quoted, -)
-
-    def fail(self, why: str) -> UnparseableCommand:
-        return UnparseableCommand(f"cannot read the command: {why}")
 
     def run(self) -> list[Token]:
         s = self.s
@@ -126,20 +106,10 @@ class _Lexer:
             body = "\n".join(lines)
             word = self.out[index]
             assert isinstance(word, Word)
-            nested = () if quoted else _Lexer(body, self.nesting).substitutions()
+            nested = () if quoted else ExpansionReader(body, self.nesting).substitutions()
             expands = not quoted and ("$" in body or "`" in body)
             self.out[index] = Word(word.text, expands, quoted=True, nested=nested, heredoc=body)
         self.heredocs = []
-
-    def substitutions(self) -> tuple[str, ...]:
-        """The command lines nested in a here-document body (expanded like "...")."""
-        building = Pieces()
-        while self.i < len(self.s):
-            if self.s[self.i] in "$`":
-                self._dollar_or_backtick(building, quoted=True)
-            else:
-                self.i += 2 if self.s[self.i] == "\\" else 1
-        return tuple(building.nested)
 
     def _word(self) -> None:
         b = Pieces()
@@ -184,161 +154,6 @@ class _Lexer:
                 b.add(c, RAW)
                 self.i += 1
         self._finish(b)
-
-    def _double_quoted(self, b: Pieces) -> None:
-        s = self.s
-        self.i += 1
-        b.chars.append(("", QUOTED))
-        while True:
-            if self.i >= len(s):
-                raise self.fail('a " is not closed')
-            c = s[self.i]
-            if c == '"':
-                self.i += 1
-                return
-            if c == "\\" and self.i + 1 < len(s) and s[self.i + 1] in '$`"\\\n':
-                if s[self.i + 1] != "\n":
-                    b.add(s[self.i + 1], QUOTED)
-                self.i += 2
-            elif c in "$`":
-                self._dollar_or_backtick(b, quoted=True)
-            else:
-                b.add(c, QUOTED)
-                self.i += 1
-
-    def _dollar_or_backtick(self, b: Pieces, *, quoted: bool) -> None:
-        """A `$`-form or a backtick at the cursor: quoting, a substitution or a parameter."""
-        s, start = self.s, self.i
-        if not quoted and s.startswith("$'", start):
-            self.i += 2
-            b.add(self._ansi_c(), QUOTED)
-            b.chars.append(("", QUOTED))
-            return
-        if not quoted and s.startswith('$"', start):
-            self.i += 1
-            self._double_quoted(b)
-            return
-        if s[start] == "`" or s.startswith(("$(", "$["), start):
-            b.nested.extend(self._substitution())
-        else:
-            name = self._parameter(b)
-            if name is None:
-                b.add("$", QUOTED if quoted else RAW)
-                return
-            if name == "IFS" and not quoted:
-                b.add(" ", SPLIT)  # the shell splits the word here
-                return
-            if name:
-                b.params.append(name)
-        b.expansions += 1
-        b.add(s[start : self.i], EXPANDED)
-
-    def _substitution(self) -> list[str]:
-        """The command lines inside `...`, $(...), $((...)) or $[...] at the cursor."""
-        s = self.s
-        if s[self.i] == "`":
-            self.i += 1
-            return [re.sub(r"\\([\\`$])", r"\1", self._until_backtick())]
-        if s.startswith("$((", self.i):
-            self.i += 3
-            arithmetic = self._balanced("(", ")", depth=2)[:-1]
-            return list(_Lexer(arithmetic, self.nesting + 1).substitutions())
-        if s.startswith("$[", self.i):
-            self.i += 2
-            return list(_Lexer(self._balanced("[", "]"), self.nesting + 1).substitutions())
-        self.i += 2
-        return [self._balanced("(", ")")]
-
-    def _parameter(self, b: Pieces) -> str | None:
-        """Read $NAME, ${...} or a special parameter ($?, $1) at the cursor. Its name: "" for
-        a special or complex one, "IFS" for ${IFS...}; None when the $ is just a character."""
-        s = self.s
-        if s.startswith("${", self.i):
-            self.i += 2
-            inner = self._balanced("{", "}")
-            b.nested.extend(_Lexer(inner, self.nesting + 1).substitutions())
-            name = _NAME.match(inner)
-            if name and name.group() in (inner, "IFS"):
-                return name.group()
-            return ""
-        name = _NAME.match(s, self.i + 1)
-        if name:
-            self.i = name.end()
-            return name.group()
-        if self.i + 1 < len(s) and s[self.i + 1] in _SPECIAL_PARAMS:
-            self.i += 2
-            return ""
-        self.i += 1
-        return None
-
-    def _until_backtick(self) -> str:
-        s, start = self.s, self.i
-        while self.i < len(s):
-            if s[self.i] == "\\":
-                self.i += 2
-            elif s[self.i] == "`":
-                self.i += 1
-                return s[start : self.i - 1]
-            else:
-                self.i += 1
-        raise self.fail("a ` is not closed")
-
-    def _balanced(self, opening: str, closing: str, depth: int = 1) -> str:
-        """Text up to the matching `closing` (quotes and nested substitutions skipped)."""
-        if self.nesting >= MAX_NESTING:
-            raise self.fail("substitutions are nested too deeply")
-        self.nesting += 1
-        try:
-            return self._balanced_text(opening, closing, depth)
-        finally:
-            self.nesting -= 1
-
-    def _balanced_text(self, opening: str, closing: str, depth: int) -> str:
-        s, start = self.s, self.i
-        while self.i < len(s):
-            c = s[self.i]
-            if c == "\\":
-                self.i += 2
-                continue
-            if c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise self.fail("a ' is not closed")
-                self.i = end + 1
-                continue
-            if c in '"`$':
-                self._skip_quoted_part()
-                continue
-            if c == opening:
-                depth += 1
-            elif c == closing:
-                depth -= 1
-                if depth == 0:
-                    self.i += 1
-                    return s[start : self.i - 1]
-            self.i += 1
-        raise self.fail(f"a {opening} is not closed")
-
-    def _skip_quoted_part(self) -> None:
-        """Step over "...", `...` or a $-expansion inside a substitution being skipped."""
-        c = self.s[self.i]
-        if c == '"':
-            self._double_quoted(Pieces())
-        elif c == "`":
-            self.i += 1
-            self._until_backtick()
-        elif self.s.startswith(("$(", "${", "$["), self.i):
-            self._dollar_or_backtick(Pieces(), quoted=True)
-        else:
-            self.i += 1
-
-    def _ansi_c(self) -> str:
-        """The value of $'...' (the lexer stands after the opening quote)."""
-        body = _ANSI_C_BODY.match(self.s, self.i)
-        if body is None:
-            raise self.fail("a $' is not closed")
-        self.i = body.end()
-        return decode_ansi_c(body.group(1))
 
     def _finish(self, b: Pieces) -> None:
         """Turn the characters into Words (split at $IFS, braces expanded)."""
