@@ -12,7 +12,7 @@ from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import Checkpoint, ReceiptQuery, ReceiptStore, VerifyReport
 from core.receipts.model import StoredReceipt
 from core.scheduler.job import QUIET_NOTE
-from core.scheduler.store import RunRecord
+from core.scheduler.model import RunRecord
 
 PAGE = 500
 MAX_RECEIPTS = 20_000  # per kind read for one digest; a busier day is reported as "20000+"

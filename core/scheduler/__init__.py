@@ -4,7 +4,8 @@ from core.scheduler.config import JobSpec, load_jobs
 from core.scheduler.engine import Scheduler
 from core.scheduler.gates import READY, GateRefusal, Gates
 from core.scheduler.job import JobContext, JobRunner
-from core.scheduler.store import Outcome, SchedulerStore
+from core.scheduler.model import Outcome
+from core.scheduler.store import SchedulerStore
 
 __all__ = [
     "READY",

@@ -27,8 +27,8 @@ from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
 from core.scheduler.job import ApprovalAsker, JobContext
+from core.scheduler.model import ChatJobRow
 from core.scheduler.quiet import quiet_until
-from core.scheduler.store import ChatJobRow
 from core.scheduler.triggers import next_after, trigger_for
 from core.scheduler.when import Every, Once, Schedule, zone_now
 from soul import Soul

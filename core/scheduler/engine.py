@@ -24,8 +24,9 @@ from core.scheduler.config import JobSpec
 from core.scheduler.execution import execute
 from core.scheduler.gates import Gates
 from core.scheduler.job import ApprovalAsker, JobContext, JobRunner
+from core.scheduler.model import JobState, Outcome
 from core.scheduler.receipts import run_receipt
-from core.scheduler.store import JobState, Outcome, SchedulerStore
+from core.scheduler.store import SchedulerStore
 from core.scheduler.timer import Timer
 from core.scheduler.triggers import missed_between, next_after, trigger_for
 

@@ -13,8 +13,9 @@ from core.receipts.model import Receipt
 from core.scheduler.config import JobSpec
 from core.scheduler.gates import Gates
 from core.scheduler.job import QUIET_NOTE, ApprovalAsker, JobContext, JobRunner, Unchanged
+from core.scheduler.model import Outcome
 from core.scheduler.receipts import run_receipt
-from core.scheduler.store import Outcome, SchedulerStore
+from core.scheduler.store import SchedulerStore
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from core.scheduler.chat_jobs import (
     next_run,
     spec_of,
 )
-from core.scheduler.store import ChatJobRow
+from core.scheduler.model import ChatJobRow
 from core.scheduler.when import (
     Ambiguous,
     Every,

@@ -6,7 +6,7 @@ from core.clock import iso
 from core.receipts.model import Receipt, ReceiptStatus
 from core.scheduler.config import JobSpec
 from core.scheduler.job import JobContext
-from core.scheduler.store import Outcome
+from core.scheduler.model import Outcome
 
 _TYPES = {
     Outcome.OK: ("scheduled_job_run", ReceiptStatus.SUCCESS),
