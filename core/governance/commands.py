@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import PolicyDenied
 from core.events import Card, CardKind
-from core.governance.approval_service import DECIDE, ApprovalService
+from core.governance.approval_delivery import DECIDE
+from core.governance.approval_service import ApprovalService
 from core.governance.by_effect import RERUN, DryRuns
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.governance.undo import UndoDesk

@@ -12,7 +12,7 @@ from core.security.tokens import ActionTokens
 
 
 class EffectFollowUps:
-    """The dry-run side of approvals (core.governance.approval_service calls it)."""
+    """The dry-run side of approvals (approval_delivery and approval_transitions call it)."""
 
     def __init__(self, dry_runs: DryRuns, undo: UndoDesk, tokens: ActionTokens) -> None:
         self._dry_runs = dry_runs
