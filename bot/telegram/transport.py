@@ -66,8 +66,9 @@ class AiohttpRequest(BaseRequest):
         # and the connector never holds more connections than there are slots.
         self._slots = asyncio.Semaphore(self._pool_size)
         connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=self._verify_tls)
+        # trust_env: HTTPS_PROXY, NO_PROXY and ~/.netrc apply, as they did with httpx.
         self._session = aiohttp.ClientSession(
-            connector=connector, headers={"User-Agent": self.USER_AGENT}
+            connector=connector, headers={"User-Agent": self.USER_AGENT}, trust_env=True
         )
 
     async def shutdown(self) -> None:

@@ -209,3 +209,20 @@ async def test_the_application_verifies_tls_unless_a_test_turns_it_off(tls_api: 
     await app.bot.request.initialize()
     assert (await app.bot.send_message(42, "hi")).message_id == 7
     await app.bot.request.shutdown()
+
+
+async def test_a_proxy_named_in_the_environment_carries_the_calls(
+    recorder: tuple[Recorder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP(S)_PROXY applies as it did under httpx: here the proxy itself answers."""
+    rec, base = recorder
+    proxy = base.removesuffix("/bot")
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, proxy)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    bot = await _bot("http://telegram.invalid/bot")  # reachable only through the proxy
+    message = await bot.send_message(42, "via the proxy")
+    await bot.shutdown()
+    assert message.message_id == 7
+    assert json.loads(rec.seen[-1][2])["text"] == "via the proxy"
