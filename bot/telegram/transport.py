@@ -22,6 +22,9 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 JSON_TYPE = "application/json"
+# An upload is given its bytes' time at this rate on top of its timeouts (64 KiB/s, about half
+# a megabit: a 50 MB document, Telegram's limit for bots, may take 13 minutes).
+UPLOAD_RATE = 64 * 1024
 POOL_FULL = (
     "Pool timeout: All connections in the connection pool are occupied. Request was *not* "
     "sent to Telegram. Consider adjusting the connection pool size or the pool timeout."
@@ -31,8 +34,8 @@ POOL_FULL = (
 class AiohttpRequest(BaseRequest):
     """PTB's HTTP interface on an aiohttp session; the defaults are HTTPXRequest's.
 
-    aiohttp has no write timeout of its own: a call is bounded as a whole by its connect,
-    write and read timeouts added up, and a stalled answer by the read timeout alone.
+    aiohttp has no write timeout of its own: a call is bounded as a whole (call_timeout), and
+    a stalled answer by the read timeout alone.
     """
 
     def __init__(
@@ -101,9 +104,8 @@ class AiohttpRequest(BaseRequest):
         read = _given(read_timeout, self._read)
         connect = _given(connect_timeout, self._connect)
         write = _given(write_timeout, self._media_write if files else self._write)
-        parts = (connect, write, read)
-        total = None if None in parts else sum(p for p in parts if p is not None)
-        timeout = aiohttp.ClientTimeout(total=total, sock_connect=connect, sock_read=read)
+        sending = _upload_bytes(request_data) if files and request_data is not None else 0
+        timeout = call_timeout(connect, write, read, sending)
         slots = self._slots
         try:
             async with asyncio.timeout(_given(pool_timeout, self._pool)):
@@ -126,6 +128,27 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"aiohttp: session closed: {err}") from err
         finally:
             slots.release()
+
+
+def call_timeout(
+    connect: float | None, write: float | None, read: float | None, sending: int | None = 0
+) -> aiohttp.ClientTimeout:
+    """A call's bounds: connecting, the wait for each piece of the answer, and the whole call
+    (its three timeouts added up, plus for an upload of `sending` bytes the time they take at
+    UPLOAD_RATE; unbounded when one of them is None, or the upload's size is unknown)."""
+    parts = (connect, write, read)
+    total = None
+    if sending is not None and None not in parts:
+        total = sum(p for p in parts if p is not None) + sending / UPLOAD_RATE
+    return aiohttp.ClientTimeout(total=total, sock_connect=connect, sock_read=read)
+
+
+def _upload_bytes(request_data: RequestData) -> int | None:
+    """The bytes of an upload's files; None when one is a file handle of unknown size."""
+    contents = [content for _, content, _ in request_data.multipart_data.values()]
+    if all(isinstance(content, bytes) for content in contents):
+        return sum(len(content) for content in contents if isinstance(content, bytes))
+    return None
 
 
 def _form(request_data: RequestData) -> aiohttp.FormData:

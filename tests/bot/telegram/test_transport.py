@@ -15,7 +15,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import NetworkError, TimedOut
 
 from bot.telegram.application import TelegramTuning, build_application
-from bot.telegram.transport import POOL_FULL, AiohttpRequest
+from bot.telegram.transport import POOL_FULL, UPLOAD_RATE, AiohttpRequest, call_timeout
 from core.config.settings import TelegramSettings
 from tests.fakes.gchat.keys import SigningKey
 from tests.fakes.telegram import FakeTelegram
@@ -226,3 +226,15 @@ async def test_a_proxy_named_in_the_environment_carries_the_calls(
     await bot.shutdown()
     assert message.message_id == 7
     assert json.loads(rec.seen[-1][2])["text"] == "via the proxy"
+
+
+def test_a_call_is_bounded_and_an_upload_is_given_time_for_its_bytes() -> None:
+    message = call_timeout(5.0, 5.0, 10.0)
+    assert (message.total, message.sock_connect, message.sock_read) == (20.0, 5.0, 10.0)
+    # 20 MB at no less than UPLOAD_RATE: the flat 35 s of a small upload would cut it off.
+    big = call_timeout(5.0, 20.0, 10.0, 20_000_000)
+    assert big.total is not None
+    assert big.total >= 35.0 + 20_000_000 / UPLOAD_RATE
+    assert big.total > 300
+    assert call_timeout(5.0, 20.0, 10.0, None).total is None  # a handle of unknown size
+    assert call_timeout(5.0, None, 10.0).total is None  # PTB's None: no timeout
