@@ -155,9 +155,11 @@ class Poller:
         finally:
             self._in_request_since = None
         self._pool_exhausted = False
+        if not isinstance(raw, list):  # not Telegram's answer: retried after a pause, not at once
+            raise TelegramError(f"getUpdates answered a {type(raw).__name__}, not a list")
         readable: list[Received] = []
         last: int | None = None
-        for item in raw if isinstance(raw, list) else []:
+        for item in raw:
             update_id = item.get("update_id") if isinstance(item, dict) else None
             if isinstance(update_id, int):
                 last = update_id if last is None else max(last, update_id)

@@ -3,6 +3,7 @@ each update as the JSON Telegram sent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -15,6 +16,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOpti
 
 from bot.telegram.application import LancelotBot
 from bot.telegram.arrivals import Arrivals, Received
+from bot.telegram.poller import Poller
 from bot.telegram.transport import AiohttpRequest
 from core.delivery.inbox import UpdateInbox
 from core.delivery.writer import StateWriter
@@ -123,3 +125,30 @@ async def test_an_update_is_kept_as_telegram_sent_it(tmp_path: Path) -> None:
     assert again.message is not None
     assert again.message.text == "héllo"
     assert again.message.api_kwargs == {"future_field": {"x": 1}}
+
+
+class OddApi:
+    """getUpdates answering something that is not a list of updates (no Telegram does)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.read_timeout = 5.0
+
+    async def get_updates_raw(self, *args: object, **kwargs: object) -> object:
+        self.calls += 1
+        return {"not": "a list"}
+
+
+async def test_an_answer_that_is_not_a_list_is_retried_after_a_pause() -> None:
+    odd = OddApi()
+    kept: list[object] = []
+
+    async def sink(batch: object) -> None:
+        kept.append(batch)
+
+    poller = Poller(odd, odd, sink, watchdog=60, backoff_base=0.2, backoff_cap=0.2)  # type: ignore[arg-type]
+    await poller.start()
+    await asyncio.sleep(0.5)
+    await poller.stop()
+    assert 1 <= odd.calls <= 5  # paced by the backoff, not a tight loop
+    assert kept == []
