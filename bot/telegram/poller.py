@@ -131,17 +131,15 @@ class Poller:
                 if self._on_recovered is not None:
                     self._on_recovered()
             self.last_success = time.monotonic()
-            if not updates:
-                if last is not None:  # nothing readable: confirm and go on
-                    self._offset = last + 1
-                continue
-            try:
-                await self._sink(updates)
-            except LancelotError as exc:  # not kept, so not confirmed: they come again
-                failures += 1
-                await self._after_failure(f"updates not kept: {exc}", failures, None)
-                continue
-            self._offset = max(updates[-1].update.update_id, last or 0) + 1
+            if updates:
+                try:
+                    await self._sink(updates)
+                except LancelotError as exc:  # not kept, so not confirmed: they come again
+                    failures += 1
+                    await self._after_failure(f"updates not kept: {exc}", failures, None)
+                    continue
+            if last is not None:  # kept, or unreadable: confirmed by the next getUpdates
+                self._offset = last + 1
 
     async def _get_updates(self) -> tuple[list[Received], int | None]:
         """The waiting updates, each read by itself: an update PTB cannot read (a newer Bot
@@ -161,8 +159,10 @@ class Poller:
         last: int | None = None
         for item in raw:
             update_id = item.get("update_id") if isinstance(item, dict) else None
-            if isinstance(update_id, int):
-                last = update_id if last is None else max(last, update_id)
+            if not isinstance(update_id, int):  # nothing to confirm it by: not one to read
+                log.warning("telegram: skipped an update without an update_id")
+                continue
+            last = update_id if last is None else max(last, update_id)
             try:
                 update = Update.de_json(item, self._bot)
             except Exception as exc:  # any shape PTB rejects is skipped

@@ -95,16 +95,15 @@ class AiohttpRequest(BaseRequest):
             raise RuntimeError("This AiohttpRequest is not initialized!")
         body: Any = None
         headers: dict[str, str] | None = None
-        files = request_data is not None and request_data.contains_files
-        if request_data is not None and files:
-            body = _form(request_data)
+        files, sending = False, _upload_bytes(request_data)
+        if request_data is not None and request_data.contains_files:
+            files, body = True, _form(request_data)
         elif request_data is not None:
             body = json.dumps(request_data.parameters, ensure_ascii=False).encode()
             headers = {"Content-Type": JSON_TYPE}
         read = _given(read_timeout, self._read)
         connect = _given(connect_timeout, self._connect)
         write = _given(write_timeout, self._media_write if files else self._write)
-        sending = _upload_bytes(request_data) if files and request_data is not None else 0
         timeout = call_timeout(connect, write, read, sending)
         slots = self._slots
         try:
@@ -143,8 +142,11 @@ def call_timeout(
     return aiohttp.ClientTimeout(total=total, sock_connect=connect, sock_read=read)
 
 
-def _upload_bytes(request_data: RequestData) -> int | None:
-    """The bytes of an upload's files; None when one is a file handle of unknown size."""
+def _upload_bytes(request_data: RequestData | None) -> int | None:
+    """The bytes of a call's files (0 without any); None when one is a file handle of
+    unknown size."""
+    if request_data is None or not request_data.contains_files:
+        return 0
     contents = [content for _, content, _ in request_data.multipart_data.values()]
     if all(isinstance(content, bytes) for content in contents):
         return sum(len(content) for content in contents if isinstance(content, bytes))

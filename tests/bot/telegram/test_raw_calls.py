@@ -152,3 +152,36 @@ async def test_an_answer_that_is_not_a_list_is_retried_after_a_pause() -> None:
     await poller.stop()
     assert 1 <= odd.calls <= 5  # paced by the backoff, not a tight loop
     assert kept == []
+
+
+class Batches(OddApi):
+    """getUpdates answering one batch, then nothing."""
+
+    def __init__(self, batch: list[object]) -> None:
+        super().__init__()
+        self.batches = [batch]
+        self.offsets: list[object] = []
+
+    async def get_updates_raw(self, *args: object, **kwargs: object) -> object:
+        self.offsets.append(args[0])
+        await asyncio.sleep(0.01)
+        return self.batches.pop() if self.batches else []
+
+
+async def test_an_update_without_an_id_is_skipped_and_the_rest_confirmed() -> None:
+    good = {
+        "update_id": 8,
+        "message": {"message_id": 1, "date": 0, "chat": {"id": 42, "type": "private"}},
+    }
+    api = Batches([{"message": {"text": "no id"}}, good])
+    kept: list[int] = []
+
+    async def sink(batch: list[Received]) -> None:
+        kept.extend(received.update.update_id for received in batch)
+
+    poller = Poller(api, api, sink, watchdog=60)  # type: ignore[arg-type]
+    await poller.start()
+    await asyncio.sleep(0.1)
+    await poller.stop()
+    assert kept == [8]
+    assert api.offsets[:2] == [None, 9]
