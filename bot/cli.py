@@ -6,7 +6,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
+
+import uvloop
 
 from bot.logs import configure_logging
 from bot.memory_cli import add_memory_commands, run_memory
@@ -15,7 +19,15 @@ from bot.receipts_cli import add_receipts_commands, run_receipts
 from core.config import load_settings, unknown_environment
 from core.errors import ConfigError, DeliveryFailed, StorageError
 
+T = TypeVar("T")
 EXIT_USAGE = 2
+
+
+def run_loop(main: Coroutine[Any, Any, T]) -> T:
+    """Run `main` to the end on uvloop's event loop (libuv, in C), which a serving process
+    spends about a tenth less CPU in than in asyncio's own (benchmarks/telegram.py)."""
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -106,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             return build_base(force=args.force, mirror=args.mirror or settings.sandbox.mirror)
         from bot.runner import serve
 
-        return asyncio.run(serve(settings, mode=args.command, config=args.config))
+        return run_loop(serve(settings, mode=args.command, config=args.config))
     except (StorageError, ConfigError, DeliveryFailed) as exc:  # one line, no traceback
         return _fail(str(exc))
     except KeyboardInterrupt:

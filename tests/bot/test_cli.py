@@ -225,3 +225,24 @@ def test_memory_review_and_export_from_the_terminal(tmp_path: Path) -> None:
     export = lancelot("memory", "export", str(out), env=env_for(home))
     assert export.returncode == 0, export.stderr
     assert "server is atlas" in out.read_text()
+
+
+def test_run_serves_on_uvloop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lancelot run` serves on uvloop's event loop, not asyncio's own."""
+    import uvloop
+
+    import bot.cli
+    import bot.runner
+
+    loops: list[type[asyncio.AbstractEventLoop]] = []
+
+    async def serve(*args: object, **kwargs: object) -> int:
+        loops.append(type(asyncio.get_running_loop()))
+        return 0
+
+    for key, value in env_for(tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(bot.runner, "serve", serve)
+    monkeypatch.setattr(bot.cli, "configure_logging", lambda *args, **kwargs: None)
+    assert bot.cli.main(["run"]) == 0
+    assert loops == [uvloop.Loop]
