@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import time
+from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 
-from core.errors import ProviderUnavailable
+from core.errors import PermanentError, ProviderUnavailable
 from core.llm.providers import build_provider
 from core.llm.retry import RetryPolicy
-from core.llm.types import CompletionRequest, Message, Role, ToolCall, ToolSpec
+from core.llm.types import CompletionRequest, Message, Provider, Role, ToolCall, ToolSpec
 from tests.fakes.llm import Reply
 from tests.fakes.llm.wiring import FAKES, FAST, Wired, config_for
 
@@ -175,6 +178,89 @@ async def test_a_server_that_never_answers_times_out_as_unavailable(name: str) -
         server.close()
         await asyncio.gather(*(task for task in handled if task is not None))
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "text", "calls", "tokens"),
+    [
+        # A compatible server's spare answer: no usage, no model, a tool call's arguments as
+        # an object rather than JSON text, an unknown field.
+        (
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "content": None,
+                            "tool_calls": [
+                                {"id": "c1", "function": {"name": "f", "arguments": {"a": 1}}}
+                            ],
+                        },
+                        "extra": True,
+                    }
+                ]
+            },
+            "",
+            [("f", {"a": 1})],
+            (0, 0),
+        ),
+        (
+            {
+                "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 2},
+            },
+            "hi",
+            [],
+            (7, 2),
+        ),
+    ],
+)
+async def test_an_openai_compatible_answer_is_read_as_json(
+    answer: dict[str, object], text: str, calls: list[object], tokens: tuple[int, int]
+) -> None:
+    async with _answering(answer) as provider:
+        completion = await provider.complete(ASK)
+    assert completion.text == text
+    assert [(c.name, c.arguments) for c in completion.tool_calls] == calls
+    assert (completion.usage.input_tokens, completion.usage.output_tokens) == tokens
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"choices": "nope"}, {"choices": []}, {"choices": [{"message": 3}]}, [1, 2], {"id": "x"}],
+)
+async def test_an_answer_that_is_not_a_chat_completion_is_refused_once(answer: object) -> None:
+    """A 200 whose JSON is not a completion is a clear error, not retried, never a crash."""
+    async with _answering(answer) as provider:
+        with pytest.raises(ProviderUnavailable) as caught:
+            await provider.complete(ASK)
+    assert "openai" in str(caught.value)
+    assert isinstance(caught.value.__cause__, PermanentError)
+
+
+@contextlib.asynccontextmanager
+async def _answering(answer: object) -> AsyncIterator[Provider]:
+    """An OpenAI provider against a server that answers every request with `answer`."""
+
+    async def answering(_: web.Request) -> web.Response:
+        return web.json_response(answer)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answering)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    async with FAKES["openai"]() as fake:
+        config = config_for("openai", fake)
+    provider = build_provider(
+        type(config)(**{**_fields(config), "base_url": f"http://127.0.0.1:{port}/v1"})
+    )
+    try:
+        yield provider
+    finally:
+        await provider.aclose()  # type: ignore[attr-defined]
+        await runner.cleanup()
 
 
 def _fields(config: object) -> dict[str, object]:
