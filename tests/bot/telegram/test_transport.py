@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 import ssl
+from base64 import b64encode
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,11 +32,13 @@ class Recorder:
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, bytes]] = []
+        self.headers: list[dict[str, str]] = []
         self.delay = 0.0
 
     async def handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         self.seen.append((method, request.content_type, await request.read()))
+        self.headers.append(dict(request.headers))
         await asyncio.sleep(self.delay)
         result = ME if method == "getMe" else SENT
         return web.json_response({"ok": True, "result": result})
@@ -226,6 +229,54 @@ async def test_a_proxy_named_in_the_environment_carries_the_calls(
     await bot.shutdown()
     assert message.message_id == 7
     assert json.loads(rec.seen[-1][2])["text"] == "via the proxy"
+
+
+async def test_no_proxy_exempts_a_host_and_proxy_credentials_are_sent(
+    recorder: tuple[Recorder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec, base = recorder
+    proxy = base.removesuffix("/bot")
+    for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as sock:  # a proxy nobody listens on, and a host NO_PROXY exempts
+        sock.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{sock.getsockname()[1]}")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    bot = await _bot(base)
+    assert (await bot.send_message(42, "direct")).message_id == 7
+    await bot.shutdown()
+    assert "Proxy-Authorization" not in rec.headers[-1]
+
+    monkeypatch.setenv("NO_PROXY", "example.org")
+    monkeypatch.setenv("HTTP_PROXY", proxy.replace("http://", "http://ow%40ner:s3cret@"))
+    bot = await _bot("http://telegram.invalid/bot")
+    assert (await bot.send_message(42, "via the proxy")).message_id == 7
+    await bot.shutdown()
+    assert rec.headers[-1]["Proxy-Authorization"] == "Basic " + b64encode(b"ow@ner:s3cret").decode()
+
+
+async def test_a_call_takes_no_trip_to_a_worker_thread(
+    recorder: tuple[Recorder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under aiohttp's trust_env each call read the environment and ~/.netrc in a worker
+    thread: a thread trip per call, about a fifth of a message's CPU in a burst."""
+    _, base = recorder
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    bot = await _bot(base)
+    await bot.send_message(42, "the connection is open")
+    loop = asyncio.get_running_loop()
+    trips: list[object] = []
+    real = loop.run_in_executor
+
+    def counted(executor: Any, fn: Any, *args: Any) -> Any:
+        trips.append(fn)
+        return real(executor, fn, *args)
+
+    monkeypatch.setattr(loop, "run_in_executor", counted)
+    for n in range(20):
+        await bot.send_message(42, f"message {n}")
+    await bot.shutdown()
+    assert trips == []
 
 
 def test_a_call_is_bounded_and_an_upload_is_given_time_for_its_bytes() -> None:
