@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvloop
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
@@ -20,6 +21,12 @@ from tests.fakes.channel import MemoryChannel
 
 # python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
 os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
+    """Every async test runs on uvloop's event loop, the one `lancelot run` serves on."""
+    return {"uvloop": uvloop.new_event_loop}
+
 
 SANDBOX_IMAGE = SandboxLimits().image
 REPO = Path(__file__).resolve().parents[1]
