@@ -104,12 +104,12 @@ def _message(message: Message) -> dict[str, Any]:
 
 
 class _Function(BaseModel):
-    name: str = ""
+    name: str | None = None
     arguments: str | dict[str, Any] | None = None
 
 
 class _ToolCall(BaseModel):
-    id: str = ""
+    id: str | None = None
     function: _Function | None = None
 
 
@@ -124,12 +124,13 @@ class _Choice(BaseModel):
 
 
 class _Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 class _Answer(BaseModel):
-    """What Lancelot reads of a chat completion; other fields are ignored.
+    """What Lancelot reads of a chat completion; other fields are ignored, and any field
+    Lancelot reads may be missing or null (compatible servers leave some out).
 
     Validated by pydantic's core, about 2 us, where the SDK's own ChatCompletion is built
     field by field in Python, about 70 us an answer."""
@@ -151,7 +152,11 @@ def _completion(data: object, provider: str) -> Completion:
         raise PermanentError(f"{provider}: an answer without choices")
     choice = answer.choices[0]
     calls = tuple(
-        ToolCall(id=c.id, name=c.function.name, arguments=parse_arguments(c.function.arguments))
+        ToolCall(
+            id=c.id or "",
+            name=c.function.name or "",
+            arguments=parse_arguments(c.function.arguments),
+        )
         for c in (choice.message.tool_calls or ())
         if c.function is not None
     )
@@ -159,7 +164,7 @@ def _completion(data: object, provider: str) -> Completion:
     return Completion(
         text=choice.message.content or "",
         tool_calls=calls,
-        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
+        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
         model=answer.model or "",
         provider=provider,
         finish_reason=choice.finish_reason or "",

@@ -212,6 +212,25 @@ async def test_a_server_that_never_answers_times_out_as_unavailable(name: str) -
             [],
             (7, 2),
         ),
+        # Nulls where a field is usually given.
+        (
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "content": "ok",
+                            "tool_calls": [{"id": None, "function": {"name": "g"}}],
+                        },
+                        "finish_reason": None,
+                    }
+                ],
+                "usage": {"prompt_tokens": None, "completion_tokens": 3},
+                "model": None,
+            },
+            "ok",
+            [("g", {})],
+            (0, 3),
+        ),
     ],
 )
 async def test_an_openai_compatible_answer_is_read_as_json(
