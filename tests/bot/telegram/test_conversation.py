@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -14,7 +15,7 @@ from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram.html_check import format_text
 
-from .harness import OWNER, STRANGER, eventually, running, settings_for
+from .harness import OWNER, STRANGER, TUNING, eventually, running, settings_for
 
 
 async def test_start_greets_the_owner_and_the_menu_lists_the_commands(
@@ -55,16 +56,18 @@ async def test_status_shows_fields_and_typing_while_slow_work_runs(
 
 async def test_no_typing_while_a_reply_is_on_its_way(tg: FakeTelegram, tmp_path: Path) -> None:
     """Typing is cosmetic: while another reply is still being sent (a burst), the
-    connections are the replies' and the slow command gets no chat action."""
+    connections are the replies' and the slow command gets no chat action. (The delay is
+    long enough that /help, quick but the app's first message, never earns one itself.)"""
 
     async def slow(ctx: CommandContext) -> Card:
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(1.0)
         return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
 
     def register(commands: CommandRegistry) -> None:
         commands.command("digest", "a slow one", slow)
 
-    async with running(tg, settings_for(tg, tmp_path), register=register):
+    tuning = replace(TUNING, typing_delay=0.5)
+    async with running(tg, settings_for(tg, tmp_path), register=register, tuning=tuning):
         tg.set_delay("sendMessage", 3)  # the first reply stays on its way
         tg.user_message("/help", user_id=OWNER)
         await tg.wait_for(lambda: any(c.method == "sendMessage" for c in tg.calls))
