@@ -59,14 +59,7 @@ class ApprovalTransitions:
         self, approval: Approval, at: float, by: str, via: str, what: str, parent_id: str | None
     ) -> bool:
         """Pending -> denied (by the owner's tap, or by a Stop); whether this call moved it."""
-        if not await self._store.move(
-            approval.id,
-            ApprovalState.PENDING,
-            ApprovalState.DENIED,
-            decided_at=at,
-            decided_by=by,
-            decided_via=via,
-        ):
+        if not await self._decide(approval, ApprovalState.DENIED, at, by, via):
             return False
         self.record(
             approval, GovernanceReceipt.APPROVAL_DENIED, what, ReceiptStatus.SUCCESS, parent_id
@@ -78,14 +71,7 @@ class ApprovalTransitions:
         self, approval: Approval, at: float, by: str, via: str, parent_id: str | None
     ) -> bool:
         """Pending -> approved; whether this call moved it (then run() follows)."""
-        if not await self._store.move(
-            approval.id,
-            ApprovalState.PENDING,
-            ApprovalState.APPROVED,
-            decided_at=at,
-            decided_by=by,
-            decided_via=via,
-        ):
+        if not await self._decide(approval, ApprovalState.APPROVED, at, by, via):
             return False
         self.record(
             approval,
@@ -95,6 +81,14 @@ class ApprovalTransitions:
             parent_id,
         )
         return True
+
+    async def _decide(
+        self, approval: Approval, to: ApprovalState, at: float, by: str, via: str
+    ) -> bool:
+        """The owner's (or a Stop's) decision on a pending approval; whether it moved it."""
+        return await self._store.move(
+            approval.id, ApprovalState.PENDING, to, decided_at=at, decided_by=by, decided_via=via
+        )
 
     async def run(self, approval_id: str, parent_id: str | None) -> RunReport | None:
         """Approved -> executing (durably) -> executed, or not_run when nothing could start
