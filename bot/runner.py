@@ -57,6 +57,7 @@ async def _attach_console(app: Lancelot) -> ConsoleChannel:
         prompt="you> " if interactive else "",
         tasks=app.tasks,
         web_url=app.web_url if app.web_port is not None else None,
+        one_at_a_time=not sys.stdin.isatty(),
     )
     await app.attach(console)
     return console

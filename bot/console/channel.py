@@ -43,8 +43,13 @@ class ConsoleChannel:
         prompt: str = "you> ",
         tasks: Supervisor | None = None,
         web_url: str | None = None,
+        one_at_a_time: bool = False,
     ) -> None:
         self._bus = bus
+        # Input from a file or a pipe: each line is answered before the next is read, so the
+        # answers come in the order asked and a number on the next line picks a button of the
+        # card just printed. A person at a terminal can type on meanwhile (/stop).
+        self._one_at_a_time = one_at_a_time
         self._supervisor = tasks or Supervisor()
         self._reader = reader
         self._out = output
@@ -90,6 +95,8 @@ class ConsoleChannel:
                     self._answer_dead_number(int(text))
                 elif text:
                     await self._bus.publish(self._event_for(text))
+                    if self._one_at_a_time:
+                        await self._bus.drained()
                 else:
                     self._show_prompt()
         finally:

@@ -108,6 +108,28 @@ def test_verify_reports_tampering(tmp_path: Path) -> None:
     assert "TAMPERED at receipt #3" in bad.stdout
 
 
+def test_chat_from_a_file_answers_in_order_and_a_number_picks_from_the_card_above(
+    tmp_path: Path,
+) -> None:
+    requests = tmp_path / "requests.txt"
+    requests.write_text("/status\n1\n9999\n")
+    with requests.open() as stdin:
+        chat = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "chat"],
+            stdin=stdin, capture_output=True, text=True, env=env_for(tmp_path / "home"),
+            cwd=REPO, timeout=60,
+        )  # fmt: skip
+    assert chat.returncode == 0, chat.stderr
+    out = chat.stdout
+    # /status shows [1] Crusader on; the 1 on the next line presses it, not a dead number.
+    assert "[1] Crusader on" in out
+    assert "There is no button 1" not in out
+    status = out.index("Status")
+    pressed = out.index("Crusader mode on")
+    dead = out.index("There is no button 9999")
+    assert status < pressed < dead
+
+
 async def test_chat_then_open_the_receipts_link_like_a_browser(tmp_path: Path) -> None:
     """The newcomer's path: chat, ask /receipts, open the link, see their own receipts."""
     env = env_for(tmp_path / "home")
