@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import zoneinfo
 from pathlib import Path
 from typing import Literal
 
@@ -225,6 +226,18 @@ class SchedulerSettings(Section):
     digest_time: str | None = Field(default=None, pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
     health_interval_seconds: float = Field(default=30.0, gt=0)
     disk_min_free_mb: int = Field(default=500, ge=0)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        """A zone the IANA database knows; refused at startup, not when the first job runs."""
+        if value is None:
+            return None
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError("an IANA time zone name, like Europe/Paris or UTC") from None
+        return value
 
 
 class MemorySettings(Section):

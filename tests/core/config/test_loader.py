@@ -77,6 +77,18 @@ def test_bad_environment_value_is_named(tmp_path: Path) -> None:
         load_settings(write(tmp_path, ""), environ={"LANCELOT_WEB_PORT": "99999"})
 
 
+@pytest.mark.parametrize("zone", ["Mars/Base", "../../etc/passwd", "utc/"])
+def test_an_unknown_time_zone_stops_startup_in_one_line(tmp_path: Path, zone: str) -> None:
+    environ = {"LANCELOT_SCHEDULER_TIMEZONE": zone}
+    with pytest.raises(ConfigError, match=r"LANCELOT_SCHEDULER_TIMEZONE .*IANA time zone"):
+        load_settings(write(tmp_path, ""), environ=environ)
+    with pytest.raises(ConfigError, match=r"scheduler\.timezone: .*IANA time zone"):
+        load_settings(write(tmp_path, f"scheduler:\n  timezone: '{zone}'\n"), environ={})
+    tokyo = {"LANCELOT_SCHEDULER_TIMEZONE": "Asia/Tokyo"}
+    settings = load_settings(write(tmp_path, ""), environ=tokyo)
+    assert settings.scheduler.timezone == "Asia/Tokyo"
+
+
 def test_secret_values_are_not_echoed(tmp_path: Path) -> None:
     text = "telegram:\n  bot_token: [1, 2]\n"
     with pytest.raises(ConfigError) as caught:
