@@ -5,9 +5,39 @@ from __future__ import annotations
 import shlex
 import zoneinfo
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+
+
+def _web_address(value: str) -> str:
+    """An http(s) address with a host, kept exactly as written (a path may follow, as the Bot
+    API's /bot does); anything else stops startup instead of failing at the first call."""
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("an http:// or https:// address with a host, like https://example.org")
+    return value
+
+
+WebAddress = Annotated[str, AfterValidator(_web_address)]
+LogLevel = Annotated[
+    Literal["DEBUG", "INFO", "WARNING", "ERROR"],
+    BeforeValidator(lambda value: value.upper() if isinstance(value, str) else value),
+]
 
 
 class Section(BaseModel):
@@ -21,7 +51,7 @@ class WebSettings(Section):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
-    public_url: str | None = None
+    public_url: WebAddress | None = None
     link_ttl_seconds: int = Field(default=600, gt=0)
     session_ttl_seconds: int = Field(default=12 * 3600, gt=0)
     page_size: int = Field(default=50, ge=1, le=500)
@@ -32,8 +62,8 @@ class TelegramSettings(Section):
 
     bot_token: SecretStr | None = None
     owner_ids: tuple[int, ...] = ()
-    api_base_url: str = "https://api.telegram.org/bot"
-    webhook_url: str | None = None
+    api_base_url: WebAddress = "https://api.telegram.org/bot"
+    webhook_url: WebAddress | None = None
     webhook_secret: SecretStr | None = None
     watchdog_seconds: float = Field(default=120.0, gt=0)
 
@@ -56,12 +86,12 @@ class GChatSettings(Section):
     space: str | None = None
     webhook_url: SecretStr | None = None
     # Where Google's keys and the Chat API live (tests point these at local fakes).
-    api_base_url: str = "https://chat.googleapis.com/v1"
-    chat_certs_url: str = (
+    api_base_url: WebAddress = "https://chat.googleapis.com/v1"
+    chat_certs_url: WebAddress = (
         "https://www.googleapis.com/service_accounts/v1/metadata/x509/"
         "chat@system.gserviceaccount.com"
     )
-    id_token_certs_url: str = "https://www.googleapis.com/oauth2/v1/certs"  # noqa: S105 (a URL)
+    id_token_certs_url: WebAddress = "https://www.googleapis.com/oauth2/v1/certs"  # noqa: S105 (a URL)
     # Who may sign an ID token (endpoint-URL audience); add-on deployments add their own.
     id_token_emails: tuple[str, ...] = ("chat@system.gserviceaccount.com",)
     # How long an event waits for a synchronous answer before later cards are pushed.
@@ -84,11 +114,11 @@ class LLMSettings(Section):
     provider: Literal["gemini", "openai", "anthropic"] | None = None
     local_model: Path | None = None
     openai_api_key: SecretStr | None = None
-    openai_base_url: str | None = None
+    openai_base_url: WebAddress | None = None
     anthropic_api_key: SecretStr | None = None
-    anthropic_base_url: str | None = None
+    anthropic_base_url: WebAddress | None = None
     gemini_api_key: SecretStr | None = None
-    gemini_base_url: str | None = None
+    gemini_base_url: WebAddress | None = None
     # Models per flagship lane (fast, deep); any name the provider (or compatible server) knows.
     openai_fast_model: str = "gpt-4o-mini"
     openai_deep_model: str = "gpt-4o"
@@ -173,7 +203,7 @@ class LookupSettings(Section):
     fetch_max_chars: int = Field(default=12_000, ge=500)  # readable text the model gets
     fetch_timeout_seconds: float = Field(default=15.0, gt=0)
     search_provider: Literal["brave", "tavily", "searxng"] | None = None
-    search_url: str | None = None  # the API's base URL; Brave's and Tavily's by default
+    search_url: WebAddress | None = None  # the API's base URL; Brave's and Tavily's by default
     search_api_key: SecretStr | None = None  # Brave and Tavily need one
     search_results: int = Field(default=5, ge=1, le=20)
     search_timeout_seconds: float = Field(default=10.0, gt=0)
@@ -277,7 +307,7 @@ class Settings(Section):
 
     home: Path = Path("lancelot_data")
     secret: SecretStr | None = None
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_level: LogLevel = "INFO"
     web: WebSettings = WebSettings()
     telegram: TelegramSettings = TelegramSettings()
     gchat: GChatSettings = GChatSettings()

@@ -89,6 +89,35 @@ def test_an_unknown_time_zone_stops_startup_in_one_line(tmp_path: Path, zone: st
     assert settings.scheduler.timezone == "Asia/Tokyo"
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("LANCELOT_WEB_PUBLIC_URL", "lancelot.example.org"),
+        ("OPENAI_BASE_URL", "localhost:8000/v1"),
+        ("ANTHROPIC_BASE_URL", "ftp://example.org"),
+        ("TELEGRAM_API_BASE_URL", "http://127.0.0.1:port/bot"),
+        ("TELEGRAM_WEBHOOK_URL", "https:///hook"),
+    ],
+)
+def test_an_address_that_is_not_http_stops_startup(tmp_path: Path, name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{name} .*http:// or https:// address"):
+        load_settings(write(tmp_path, ""), environ={name: value})
+
+
+def test_addresses_are_kept_as_written_and_the_log_level_in_any_case(tmp_path: Path) -> None:
+    settings = load_settings(
+        write(tmp_path, ""),
+        environ={
+            "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1",
+            "TELEGRAM_API_BASE_URL": "http://[::1]:8081/bot",
+            "LANCELOT_LOG_LEVEL": "debug",
+        },
+    )
+    assert settings.llm.openai_base_url == "http://127.0.0.1:8000/v1"
+    assert settings.telegram.api_base_url == "http://[::1]:8081/bot"
+    assert settings.log_level == "DEBUG"
+
+
 def test_secret_values_are_not_echoed(tmp_path: Path) -> None:
     text = "telegram:\n  bot_token: [1, 2]\n"
     with pytest.raises(ConfigError) as caught:
