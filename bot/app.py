@@ -25,7 +25,7 @@ from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app, owner_zone
 from bot.web.memory import MemoryPage
-from bot.web.server import WebServer
+from bot.web.server import PortBusy, WebServer
 from core.agent.agent import Agent
 from core.agent.quest import AgentLimits
 from core.bus import Bus
@@ -36,7 +36,6 @@ from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.delivery.writer import StateWriter
-from core.errors import StorageError
 from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
@@ -295,11 +294,12 @@ async def _wire(
 async def _serve(
     web_app: web.Application, settings: Settings, stack: AsyncExitStack, *, optional: bool
 ) -> int | None:
-    """Serve the web app; its port, or None when the port is busy and that is `optional`."""
+    """Serve the web app; its port, or None when the port is busy and that is `optional`
+    (a host that is not this machine's is never optional: nothing would serve the links)."""
     server = WebServer(web_app, settings.web.host, settings.web.port)
     try:
         await stack.enter_async_context(server)
-    except StorageError as exc:
+    except PortBusy as exc:
         if not optional:
             raise
         log.warning("%s; receipt links point at the instance already serving it", exc)

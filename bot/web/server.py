@@ -11,6 +11,10 @@ from aiohttp import web
 from core.errors import StorageError
 
 
+class PortBusy(StorageError):
+    """The port is taken, most likely by another Lancelot already serving this home."""
+
+
 class WebServer:
     """An async context manager that serves `app` on host:port until exit."""
 
@@ -27,12 +31,15 @@ class WebServer:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
-            hint = ""
+            where = f"cannot serve the web app on {self._host}:{self._port}"
             if exc.errno == errno.EADDRINUSE:
-                hint = "; another program uses that port: set LANCELOT_WEB_PORT to a free one"
+                raise PortBusy(
+                    f"{where}: {exc.strerror or exc}; another program uses that port:"
+                    " set LANCELOT_WEB_PORT to a free one"
+                ) from None
             raise StorageError(
-                f"cannot serve the web app on {self._host}:{self._port}: "
-                f"{exc.strerror or exc}{hint}"
+                f"{where}: {exc.strerror or exc} (LANCELOT_WEB_HOST is an address of this"
+                " machine: 127.0.0.1, or 0.0.0.0 for all)"
             ) from None
         server = site._server  # the bound port, when 0 asked the OS to choose
         sockets = getattr(server, "sockets", None) or ()

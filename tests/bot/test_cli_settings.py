@@ -57,3 +57,28 @@ def test_a_busy_port_says_to_set_lancelot_web_port(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "set LANCELOT_WEB_PORT to a free one" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_chat_beside_a_busy_port_still_answers_but_a_host_not_of_this_machine_stops_it(
+    tmp_path: Path,
+) -> None:
+    # A busy port in `chat` is most likely the `lancelot run` already serving this home: the
+    # conversation goes on and its links point there.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        beside = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "chat"], input="/status\n",
+            capture_output=True, text=True, cwd=REPO, timeout=120,
+            env=env_for(tmp_path, LANCELOT_WEB_PORT=port),
+        )  # fmt: skip
+    assert beside.returncode == 0, beside.stderr
+    assert "Status" in beside.stdout
+    # 192.0.2.1 is a documentation address, never this machine's: nothing could serve the
+    # links the console would hand out, so it stops in one line instead.
+    elsewhere = lancelot("chat", env=env_for(tmp_path, LANCELOT_WEB_HOST="192.0.2.1"))
+    assert elsewhere.returncode == 2
+    assert elsewhere.stderr.startswith("lancelot: cannot serve the web app on 192.0.2.1:")
+    assert "LANCELOT_WEB_HOST is an address of this machine" in elsewhere.stderr
+    assert "Traceback" not in elsewhere.stderr
