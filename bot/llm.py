@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import time
 from functools import partial
+from pathlib import Path
 
 from bot.kernel import Kernel
 from core.errors import ConfigError
+from core.health.snapshot import LOCAL_MODEL_CHECK
 from core.llm.budget import Budget, BudgetCaps
 from core.llm.escalation import EscalationPolicy
 from core.llm.local import LocalProvider
@@ -74,7 +77,11 @@ async def wire_models(app: Kernel, redactor: Redactor, chosen: str | None = None
     UsageCommand(app.commands, book, describe, budget).register()
     app.status_fields["Models"] = describe
 
-    app.health.register("models", partial(_health, local, choice), optional=True)
+    app.health.register("models", partial(_health, choice), optional=True)
+    if local is not None:
+        # /health's "Local model" line and the scheduler's needs_local_model gate read it.
+        check = partial(_local_health, local, llm.local_model)
+        app.health.register(LOCAL_MODEL_CHECK, check, optional=True)
     return router
 
 
@@ -108,10 +115,18 @@ def _owner_zone(app: Kernel) -> str:
         return "UTC"  # wire_scheduler refuses a broken zone or jobs file in one line
 
 
-async def _health(local: LocalProvider | None, choice: FlagshipChoice) -> str | None:
-    """Degraded when the local model failed to load or the named provider has no key."""
-    if local is not None and local.load_error:
+async def _local_health(local: LocalProvider, configured: Path | None) -> str | None:
+    """Degraded when the local model failed to load, or its configured file is not there
+    (known before the first use tries to load it)."""
+    if local.load_error:
         return f"local model: {local.load_error}"
+    if configured is not None and not await asyncio.to_thread(configured.is_file):
+        return f"local model: LANCELOT_LOCAL_MODEL {configured} is not a file"
+    return None
+
+
+async def _health(choice: FlagshipChoice) -> str | None:
+    """Degraded when the named provider has no key."""
     if choice.misconfigured:
         return f"model provider: {choice.problem}"
     return None

@@ -77,3 +77,27 @@ async def test_the_local_model_switch_and_nothing_loads_at_startup(
         assert app.models.has_local()
         assert not app.models.local_ready()  # it loads on first use, never at startup
     assert not (tmp_path / "home" / "models").exists()  # nor is it assembled then
+
+
+async def test_health_says_whether_the_local_model_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_module("llama_cpp", needs="the local extra (pip install -e '.[local]')")
+    gguf = tmp_path / "model.gguf"
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_LOCAL_MODEL": str(gguf)}
+    monkeypatch.setenv("FEATURE_LOCAL_MODEL", "true")
+    async with assemble(load_settings(environ=env), web=False) as app:
+        snapshot = await app.health.check()
+        assert snapshot.local_llm_ready is False
+        assert f"local model: LANCELOT_LOCAL_MODEL {gguf} is not a file" in (
+            snapshot.degraded_reasons
+        )
+        phone = MemoryChannel()
+        await app.attach(phone)
+        assert ("Local model", "down") in (await say(app, phone, "/health")).fields
+        gguf.write_bytes(b"GGUF")  # put in place later: usable, loaded at its first use
+        assert (await app.health.check()).local_llm_ready is True
+        assert ("Local model", "ready") in (await say(app, phone, "/health")).fields
+    monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")
+    async with assemble(load_settings(environ=env), web=False) as app:
+        assert (await app.health.check()).local_llm_ready is None
