@@ -67,8 +67,14 @@ class JobCommands:
                 status = "disabled"
             elif state.paused:
                 status = "paused"
+            elif state.next_run_at:
+                status = f"next {iso(state.next_run_at)}"
+            elif self.scheduler.start_error:
+                status = "not scheduled: the scheduler did not start (/health)"
+            elif not self.scheduler.started.is_set():
+                status = "scheduled once Lancelot has started"  # its next run is set then
             else:
-                status = f"next {iso(state.next_run_at)}" if state.next_run_at else "not scheduled"
+                status = "not scheduled"
             last = (
                 f"{state.last_outcome} {iso(state.last_run_at)}"
                 if state.last_run_at

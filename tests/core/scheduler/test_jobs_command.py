@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.app import assemble
+from core.config import load_settings
 from core.events import ButtonPress
 from core.scheduler import JobContext
 from tests.fakes.calendar import CalendarClock, utc
@@ -104,3 +106,21 @@ async def test_run_now_is_not_offered_on_a_disabled_job_and_a_skipped_run_says_s
         assert "mover (run #1) skipped: a T2 job needs your approval" in after.body
         assert "Ran mover" not in after.body
         assert ran == []
+
+
+async def test_before_the_scheduler_starts_jobs_says_so_not_unscheduled(tmp_path: Path) -> None:
+    jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_SCHEDULER_JOBS_FILE": str(jobs)}
+    clock = CalendarClock(utc(2026, 11, 23, 9, 1))
+    phone = MemoryChannel()
+    async with assemble(load_settings(environ=env), web=False, clock=clock) as app:
+        await app.attach(phone)  # not marked ready: the scheduler waits for that to start
+        early = await say(app, phone, "/jobs")
+        app.health.mark_ready()
+        await scheduler(app).started.wait()
+        started = await say(app, phone, "/jobs")
+    assert "tick (every 300 s): scheduled once Lancelot has started; last: never run" in (
+        early.body
+    )
+    assert "not scheduled" not in early.body
+    assert "tick (every 300 s): next 2026-11-23T09:05:00+00:00" in started.body
