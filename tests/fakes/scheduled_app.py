@@ -54,7 +54,9 @@ async def scheduled_app(
             **(env or {}),
         }
     )
-    features = FeatureFlags(env or {})
+    # The switches are `env` alone, not this process's environment; the local model is off
+    # unless `env` turns it on, as in every other test (tests/conftest.py).
+    features = FeatureFlags({"FEATURE_LOCAL_MODEL": "false", **(env or {})})
     async with assemble(
         settings, features=features, web=web, clock=clock, delivery=QUICK, models=models
     ) as app:

@@ -48,19 +48,14 @@ async def test_each_gate_skips_with_a_receipt_and_approval_runs_it(tmp_path: Pat
     phone = MemoryChannel()
     jobs = write_jobs(tmp_path / "jobs.yaml", JOBS)
     async with scheduled_app(
-        tmp_path / "home",
-        clock,
-        jobs,
-        channels=(phone,),
-        env={"FEATURE_LOCAL_MODEL": "false"},  # no local model here
-        runners={"builtin:count": count},
+        tmp_path / "home", clock, jobs, channels=(phone,), runners={"builtin:count": count}
     ) as app:
         clock.advance(60)
         assert await scheduler(app).run_pending() == 4
         assert ran == [("plain", False)]
         skipped = await receipts(app, "scheduled_job_skipped")
         assert _gates(skipped) == {
-            "thinker": "local_model",  # no local model
+            "thinker": "local_model",  # no local model check is registered
             "mover": "owner_approval",  # T2 is above the Soul's max_tier_without_approval (T1)
             "rotation": "owner_approval",
         }
