@@ -15,6 +15,7 @@ import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 
+import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from soul.atomic import write_atomic
@@ -72,6 +73,9 @@ class Amendment(BaseModel):
     findings: tuple[str, ...] = ()
 
 
+NO_CHANGE = "proposes no change"
+
+
 def propose(store: SoulStore, yaml_text: str, *, note: str = "") -> Amendment:
     """Record a proposal against the active version; one failing lint is REJECTED at once."""
     base = store.active_version()
@@ -91,8 +95,8 @@ def propose(store: SoulStore, yaml_text: str, *, note: str = "") -> Amendment:
     )
     if not report.ok:
         amendment = _move(amendment, AmendmentStatus.REJECTED, "rejected by the linter")
-    elif _stamp_version(base_yaml, 0) == _stamp_version(proposed, 0):
-        amendment = _move(amendment, AmendmentStatus.REJECTED, "proposes no change")
+    elif _meaning(base_yaml) == _meaning(proposed):
+        amendment = _move(amendment, AmendmentStatus.REJECTED, NO_CHANGE)
     _save(store, amendment)
     return amendment
 
@@ -198,6 +202,14 @@ def _save(store: SoulStore, amendment: Amendment) -> None:
 
 def _next_version(store: SoulStore) -> int:
     return max(store.versions(), default=0) + 1
+
+
+def _meaning(text: str) -> object:
+    """What a soul's text says, its version (always bumped), comments and layout aside."""
+    data = yaml.safe_load(text)
+    if isinstance(data, dict):
+        data.pop("version", None)
+    return data
 
 
 def _stamp_version(text: str, version: int) -> str:

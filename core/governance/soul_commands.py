@@ -126,6 +126,13 @@ class SoulCommands:
             return Card(CardKind.REPLY, "Not a soul change", f"{exc}\n\n{USAGE}")
         amendment = await asyncio.to_thread(amendments.propose, self.keeper.store, full)
         self._record("soul_amendment_proposed", amendment.id, str(amendment.status), parent_id)
+        if amendment.status is AmendmentStatus.REJECTED and amendment.note == amendments.NO_CHANGE:
+            return Card(
+                CardKind.REPLY,
+                "No change",
+                f"That is what soul v{amendment.base_version} already says: nothing to approve."
+                f"\n\n{USAGE}",
+            )
         if amendment.status is AmendmentStatus.REJECTED:
             return Card(
                 CardKind.REPLY, "Amendment rejected by the linter", "\n".join(amendment.findings)

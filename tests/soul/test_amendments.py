@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from soul import (
     AmendmentNotFound,
@@ -92,6 +93,15 @@ def test_a_proposal_that_changes_nothing_is_rejected(store: SoulStore, v1_text: 
     proposed = amendments.propose(store, v1_text)
     assert proposed.status is REJECTED
     assert proposed.note == "proposes no change"
+
+
+def test_layout_comments_and_the_version_are_not_a_change(store: SoulStore, v1_text: str) -> None:
+    # The same soul dumped again by a YAML library: no comments, other quoting and order.
+    relaid = yaml.safe_dump(yaml.safe_load(v1_text), sort_keys=True, width=60)
+    proposed = amendments.propose(store, relaid.replace("version: 1", "version: 9"))
+    assert proposed.status is REJECTED
+    assert proposed.note == "proposes no change"
+    assert amendments.propose(store, longer_timeout(v1_text)).status is not REJECTED
 
 
 def test_a_stale_amendment_is_refused(store: SoulStore, v1_text: str) -> None:

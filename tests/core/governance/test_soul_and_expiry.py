@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
+
 from bot.app import Lancelot, assemble
 from core.config import Settings
 from core.events import ButtonPress, Card, CardKind, MessageRef
@@ -37,6 +39,24 @@ async def test_amendment_breaking_an_invariant_never_activates(app: Lancelot) ->
     assert card.title == "Amendment rejected by the linter"
     assert "no-autonomous-irreversible" in card.body
     assert dict((await say(app, phone, "/soul")).fields)["Version"] == "1"
+
+
+@pytest.mark.parametrize(
+    "change", ["version: 7", "approval_rules: {timeout_minutes: 30}", "mission: |-\n  {mission}"]
+)
+async def test_a_proposal_that_changes_nothing_asks_for_no_approval(
+    app: Lancelot, change: str
+) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    soul = await say(app, phone, "/soul")  # v1: a 30 minute approval timeout
+    assert dict(soul.fields)["Approval timeout"] == "30 min"
+    mission = soul.body.split("\n\n")[0].replace("\n", "\n  ")
+    card = await say(app, phone, f"/soul propose {change.replace('{mission}', mission)}")
+    assert card.title == "No change"
+    assert "soul v1 already says" in card.body
+    assert not card.buttons
+    assert dict((await say(app, phone, "/soul")).fields)["Amendments waiting"] == "0"
 
 
 async def test_unanswered_approval_expires_and_its_card_says_so(app: Lancelot) -> None:
