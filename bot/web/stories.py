@@ -195,6 +195,9 @@ def _outcome(root: StoredReceipt, members: Sequence[StoredReceipt]) -> str:
         return f"exit {code}" if code is not None else runs[-1].status
     if _status(root, members) == "pending":
         return "waiting for your decision"
+    verdict = _last_verdict(members)
+    if verdict in ("denied", "expired"):
+        return f"{verdict}: nothing ran"
     replies = [m for m in members if m.action_type == "reply"]
     if replies:
         return _cut(_field(replies[-1].outputs, "title") or "replied", 60)
@@ -210,7 +213,16 @@ def _status(root: StoredReceipt, members: Sequence[StoredReceipt]) -> str:
     for status in ("failure", "refused"):
         if status in statuses:
             return status
-    return "pending" if asked > decided else "success"
+    if asked > decided:
+        return "pending"
+    # A decision's own receipt is a success (it was recorded); a no is not the request's.
+    return "refused" if _last_verdict(members) in ("denied", "expired") else "success"
+
+
+def _last_verdict(members: Sequence[StoredReceipt]) -> str | None:
+    """The last approval decision in a request (approved, denied, expired), if any."""
+    decisions = [m for m in members if m.action_type in DECISIONS]
+    return DECISIONS[decisions[-1].action_type] if decisions else None
 
 
 async def decided_by(

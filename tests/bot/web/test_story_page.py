@@ -116,6 +116,22 @@ async def test_a_request_waiting_for_the_owner_says_so(lancelot: Lancelot) -> No
     assert "approval asked: rm old.txt; waiting for your decision" in story
 
 
+async def test_a_denied_request_ends_refused_with_nothing_run(lancelot: Lancelot) -> None:
+    phone = MemoryChannel()
+    await lancelot.attach(phone)
+    (lancelot.home / "workspace" / "old.txt").write_text("old\n")
+    card = await say(lancelot, phone, "/run rm old.txt")
+    await tap(lancelot, phone, card, "Deny")
+    await lancelot.ledger.flush()
+    text = await browse(lancelot, "/receipts")
+    story = next(s for s in text.split('<li class="story"')[1:] if "/run rm old.txt" in s)
+    summary = story.split("</summary>", 1)[0]
+    assert 'class="status s-refused">refused</span>' in summary
+    assert "denied: nothing ran" in summary
+    assert "approval: rm old.txt; denied by owner on memory" in story
+    assert (lancelot.home / "workspace" / "old.txt").exists()
+
+
 async def test_older_requests_are_one_link_away(lancelot: Lancelot) -> None:
     phone = MemoryChannel()
     await lancelot.attach(phone)
