@@ -22,8 +22,17 @@ Say = Callable[[str], None]
 
 
 def run_setup(settings: Settings, *, ask: Ask = getpass.getpass, say: Say = print) -> int:
-    """Ask for each provider's key (Enter skips one), check and keep the good ones.
-    Exit code 1 when a key typed was refused or could not be checked (it is not kept)."""
+    """Ask for each provider's key (Enter skips one; the end of input, Ctrl-D, skips the
+    rest), check and keep the good ones. Exit code 1 when a key typed was refused or could
+    not be checked (it is not kept); 130 after Ctrl-C, with nothing kept."""
+    try:
+        return _run_setup(settings, ask, say)
+    except KeyboardInterrupt:
+        say("\nSetup cancelled: nothing was kept.")
+        return 130
+
+
+def _run_setup(settings: Settings, ask: Ask, say: Say) -> int:
     say(
         "Lancelot setup: paste each model provider key you have (nothing is shown as you "
         "type); press Enter to skip one. Each key is checked with a one-token call."
@@ -34,7 +43,11 @@ def run_setup(settings: Settings, *, ask: Ask = getpass.getpass, say: Say = prin
         name = KEY_NAMES[provider]
         if os.environ.get(name):
             say(f"  {name} is set in the environment, which wins over the file.")
-        key = ask(f"{name}: ").strip()
+        try:
+            key = ask(f"{name}: ").strip()
+        except EOFError:
+            say("")  # the end of input: the keys not asked yet are skipped
+            break
         if not key:
             continue
         check = asyncio.run(_check(settings, provider, key))

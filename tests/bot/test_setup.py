@@ -10,6 +10,7 @@ import stat
 import sys
 from pathlib import Path
 
+from bot.setup_cli import run_setup
 from core.config import load_settings
 from core.config.secrets_file import SECRETS_FILE, read_secrets, write_secrets
 from tests.bot.test_cli import REPO, env_for
@@ -88,6 +89,35 @@ async def test_no_key_typed_changes_nothing(tmp_path: Path) -> None:
     assert code == 0
     assert "No key given; nothing changed." in out
     assert not (home / SECRETS_FILE).exists()
+
+
+async def test_the_end_of_input_skips_the_keys_not_asked_yet(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    async with FakeOpenAI() as openai:
+        env = env_for(home, OPENAI_BASE_URL=openai.base_url)
+        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+            env.pop(name, None)
+        code, out, err = await _setup(env, f"{GOOD}\n")  # then Ctrl-D
+    assert code == 0, err
+    assert "✓ openai" in out
+    assert read_secrets(home) == {"OPENAI_API_KEY": GOOD}
+    assert "Traceback" not in err
+    empty_code, empty_out, empty_err = await _setup(env_for(tmp_path / "other"), "")
+    assert empty_code == 0, empty_err
+    assert "No key given; nothing changed." in empty_out
+    assert "Traceback" not in empty_err
+
+
+def test_ctrl_c_keeps_nothing_and_says_so(tmp_path: Path) -> None:
+    said: list[str] = []
+
+    def interrupted(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home")})
+    assert run_setup(settings, ask=interrupted, say=said.append) == 130
+    assert said[-1] == "\nSetup cancelled: nothing was kept."
+    assert not (tmp_path / "home" / SECRETS_FILE).exists()
 
 
 def test_the_file_is_replaced_whole_and_keeps_other_keys(tmp_path: Path) -> None:
