@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields
@@ -25,7 +24,7 @@ from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app, owner_zone
 from bot.web.memory import MemoryPage
-from bot.web.server import PortBusy, WebServer
+from bot.web.server import WebServer
 from core.agent.agent import Agent
 from core.agent.quest import AgentLimits
 from core.bus import Bus
@@ -55,8 +54,6 @@ from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.skills.runner import SkillRunner
 from core.state import open_state_db
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +96,6 @@ async def assemble(
     *,
     features: FeatureFlags | None = None,
     web: bool = True,
-    web_optional: bool = False,
     routes: Iterable[web.RouteDef] = (),
     delivery: DeliveryPolicy | None = None,
     clock: Clock | None = None,
@@ -110,7 +106,7 @@ async def assemble(
     """Build and start every service; stop them in reverse order on exit.
 
     Raises StorageError (one clear line) if the data directory, a database or the web port
-    cannot be used. With `web_optional`, a busy port only logs a warning. `routes` are added
+    cannot be used. `routes` are added
     to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
     replaces the model router built from the settings for the agent, `agent_limits` the
     agent's limits; `register` adds commands or button actions of the caller's (tests, an
@@ -122,7 +118,6 @@ async def assemble(
             stack,
             features or FeatureFlags(store=settings.home / FEATURES_FILE),
             web=web,
-            web_optional=web_optional,
             routes=routes,
             delivery=delivery,
             clock=clock,
@@ -165,7 +160,6 @@ async def _start_kernel(
     features: FeatureFlags,
     *,
     web: bool,
-    web_optional: bool,
     routes: Iterable[web.RouteDef],
     delivery: DeliveryPolicy | None,
     clock: Clock | None,
@@ -215,7 +209,9 @@ async def _start_kernel(
             secure_cookies=settings.public_url.startswith("https://"),
             timezone=settings.scheduler.timezone,
         )
-        web_port = await _serve(web_app, settings, stack, optional=web_optional)
+        server = WebServer(web_app, settings.web.host, settings.web.port)
+        await stack.enter_async_context(server)
+        web_port = server.port
     return Kernel(
         settings=settings,
         home=home,
@@ -237,7 +233,7 @@ async def _start_kernel(
         memory_page=memory_page,
         status_fields={},
         status_buttons=[],
-        receipt_links=web_port is not None or web_optional,
+        receipt_links=web_port is not None,
     )
 
 
@@ -289,22 +285,6 @@ async def _wire(
         alerts=timed.alerts,
         onboarding=onboarding,
     )
-
-
-async def _serve(
-    web_app: web.Application, settings: Settings, stack: AsyncExitStack, *, optional: bool
-) -> int | None:
-    """Serve the web app; its port, or None when the port is busy and that is `optional`
-    (a host that is not this machine's is never optional: nothing would serve the links)."""
-    server = WebServer(web_app, settings.web.host, settings.web.port)
-    try:
-        await stack.enter_async_context(server)
-    except PortBusy as exc:
-        if not optional:
-            raise
-        log.warning("%s; receipt links point at the instance already serving it", exc)
-        return None
-    return server.port
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

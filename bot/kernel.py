@@ -57,7 +57,7 @@ class Kernel:
     memory_page: MemoryPage  # /memory on the web app; shows memory once it is wired
     status_fields: StatusFields
     status_buttons: StatusButtons
-    receipt_links: bool  # /receipts can hand out links (this or another instance serves them)
+    receipt_links: bool  # /receipts can hand out links (this process serves the page)
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
         """Start a channel (an async context manager) and connect it to the bus.

@@ -110,7 +110,7 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
     gchat = None if chat else _gchat_wiring(settings)
     if gchat is not None:
         routes = [*routes, *gchat.routes()]
-    async with assemble(settings, features=features, web_optional=chat, routes=routes) as app:
+    async with assemble(settings, features=features, routes=routes) as app:
         owners = owner_book(app)
         if telegram:
             await attach_telegram(app, webhook=hook, owners=owners)

@@ -11,10 +11,6 @@ from aiohttp import web
 from core.errors import StorageError
 
 
-class PortBusy(StorageError):
-    """The port is taken, most likely by another Lancelot already serving this home."""
-
-
 class WebServer:
     """An async context manager that serves `app` on host:port until exit."""
 
@@ -33,7 +29,7 @@ class WebServer:
             await self._runner.cleanup()
             where = f"cannot serve the web app on {self._host}:{self._port}"
             if exc.errno == errno.EADDRINUSE:
-                raise PortBusy(
+                raise StorageError(
                     f"{where}: {exc.strerror or exc}; another program uses that port:"
                     " set LANCELOT_WEB_PORT to a free one"
                 ) from None

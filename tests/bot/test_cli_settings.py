@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -59,26 +61,23 @@ def test_a_busy_port_says_to_set_lancelot_web_port(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_chat_beside_a_busy_port_still_answers_but_a_host_not_of_this_machine_stops_it(
-    tmp_path: Path,
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_a_web_port_in_use_or_a_host_not_of_this_machine_stops_startup(
+    tmp_path: Path, command: str
 ) -> None:
-    # A busy port in `chat` is most likely the `lancelot run` already serving this home: the
-    # conversation goes on and its links point there.
+    # Both stop in one line: the console's receipt links would point at whatever serves the
+    # port (never this home's page: one Lancelot holds a home) or at nothing.
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = str(busy.getsockname()[1])
-        beside = subprocess.run(
-            [sys.executable, "-m", "bot.cli", "chat"], input="/status\n",
-            capture_output=True, text=True, cwd=REPO, timeout=120,
-            env=env_for(tmp_path, LANCELOT_WEB_PORT=port),
-        )  # fmt: skip
-    assert beside.returncode == 0, beside.stderr
-    assert "Status" in beside.stdout
-    # 192.0.2.1 is a documentation address, never this machine's: nothing could serve the
-    # links the console would hand out, so it stops in one line instead.
-    elsewhere = lancelot("chat", env=env_for(tmp_path, LANCELOT_WEB_HOST="192.0.2.1"))
+        taken = lancelot(command, env=env_for(tmp_path, LANCELOT_WEB_PORT=port))
+    assert taken.returncode == 2, taken.stderr
+    assert "set LANCELOT_WEB_PORT to a free one" in taken.stderr
+    # 192.0.2.1 is a documentation address, never this machine's.
+    elsewhere = lancelot(command, env=env_for(tmp_path, LANCELOT_WEB_HOST="192.0.2.1"))
     assert elsewhere.returncode == 2
     assert elsewhere.stderr.startswith("lancelot: cannot serve the web app on 192.0.2.1:")
     assert "LANCELOT_WEB_HOST is an address of this machine" in elsewhere.stderr
-    assert "Traceback" not in elsewhere.stderr
+    for result in (taken, elsewhere):
+        assert "Traceback" not in result.stderr
