@@ -33,7 +33,20 @@ def _web_address(value: str) -> str:
     return value
 
 
+def known_zone(value: str) -> str:
+    """A time zone the IANA database knows (the settings, the jobs file, a job), unchanged;
+    refused at startup, not when the first job runs."""
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {value!r}: an IANA time zone name, like Europe/Paris or UTC"
+        ) from None
+    return value
+
+
 WebAddress = Annotated[str, AfterValidator(_web_address)]
+TimeZone = Annotated[str, AfterValidator(known_zone)]
 LogLevel = Annotated[
     Literal["DEBUG", "INFO", "WARNING", "ERROR"],
     BeforeValidator(lambda value: value.upper() if isinstance(value, str) else value),
@@ -252,22 +265,10 @@ class SchedulerSettings(Section):
     """Scheduled jobs (their file), the daily digest and the health monitor."""
 
     jobs_file: Path = Path("config/scheduler.yaml")
-    timezone: str | None = None  # overrides the jobs file's timezone
+    timezone: TimeZone | None = None  # overrides the jobs file's timezone
     digest_time: str | None = Field(default=None, pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
     health_interval_seconds: float = Field(default=30.0, gt=0)
     disk_min_free_mb: int = Field(default=500, ge=0)
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        """A zone the IANA database knows; refused at startup, not when the first job runs."""
-        if value is None:
-            return None
-        try:
-            zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ValueError("an IANA time zone name, like Europe/Paris or UTC") from None
-        return value
 
 
 class MemorySettings(Section):

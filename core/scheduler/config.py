@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from core.config.settings import TimeZone, known_zone
 from core.errors import ConfigError
 from core.scheduler.crontab import crontab_trigger
 
@@ -45,7 +46,7 @@ class JobSpec(BaseModel):
     every_seconds: float | None = Field(default=None, gt=0)
     cron: str | None = None
     at: float | None = None  # once, at this time (epoch seconds): a reminder from chat
-    timezone: str | None = None  # the file's timezone when unset
+    timezone: TimeZone | None = None  # the file's timezone when unset
     enabled: bool = True
     grace_seconds: float = Field(default=300.0, ge=0)
     needs_local_model: bool = False
@@ -65,11 +66,6 @@ class JobSpec(BaseModel):
                 raise ValueError(f"cron {self.cron!r}: {exc}") from None
         return self
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        return _zone(value) if value is not None else None
-
     @property
     def describe_trigger(self) -> str:
         """'every 60 s', 'cron 0 8 * * * (UTC)' or 'once at 2026-11-23 09:00 (UTC)'."""
@@ -86,31 +82,18 @@ class SchedulerFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    timezone: str = "UTC"
+    timezone: TimeZone = "UTC"
     jobs: dict[str, JobSpec] = Field(default_factory=dict)
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        return _zone(value)
-
-
-def _zone(value: str) -> str:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown timezone {value!r}") from None
-    return value
 
 
 def owner_timezone(path: Path, timezone: str | None) -> str:
     """The zone the owner's times are read in: the setting, else the jobs file's."""
     if timezone:
-        return _zone(timezone)
+        return known_zone(timezone)
     data = _read(path)
     zone = data.get("timezone", "UTC") if isinstance(data, dict) else "UTC"
     try:
-        return _zone(str(zone))
+        return known_zone(str(zone))
     except ValueError:
         return "UTC"  # load_jobs has refused such a file already
 
@@ -140,7 +123,7 @@ def load_jobs(
     data = _read(path)
     try:
         parsed = SchedulerFile.model_validate(data or {})
-        zone = _zone(timezone) if timezone else parsed.timezone
+        zone = known_zone(timezone) if timezone else parsed.timezone
     except (ValidationError, ValueError) as exc:
         raise ConfigError(_describe(exc, path)) from None
     jobs = []
