@@ -95,7 +95,7 @@ def propose(store: SoulStore, yaml_text: str, *, note: str = "") -> Amendment:
     )
     if not report.ok:
         amendment = _move(amendment, AmendmentStatus.REJECTED, "rejected by the linter")
-    elif _meaning(base_yaml) == _meaning(proposed):
+    elif meaning(base_yaml) == meaning(proposed):
         amendment = _move(amendment, AmendmentStatus.REJECTED, NO_CHANGE)
     _save(store, amendment)
     return amendment
@@ -204,7 +204,7 @@ def _next_version(store: SoulStore) -> int:
     return max(store.versions(), default=0) + 1
 
 
-def _meaning(text: str) -> object:
+def meaning(text: str) -> object:
     """What a soul's text says, its version (always bumped), comments and layout aside."""
     data = yaml.safe_load(text)
     if isinstance(data, dict):

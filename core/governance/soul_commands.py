@@ -30,10 +30,7 @@ def _merge(base: Any, change: Any) -> Any:
 
 
 def _normalised(text: str) -> list[str]:
-    data = yaml.safe_load(text)
-    if isinstance(data, dict):
-        data.pop("version", None)  # always bumped; not a change the owner makes
-    return str(yaml.safe_dump(data, sort_keys=True, width=100)).splitlines()
+    return str(yaml.safe_dump(amendments.meaning(text), sort_keys=True, width=100)).splitlines()
 
 
 def semantic_diff(base: str, proposed: str) -> str:
