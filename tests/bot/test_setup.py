@@ -15,6 +15,7 @@ from core.config import load_settings
 from core.config.secrets_file import SECRETS_FILE, read_secrets, write_secrets
 from tests.bot.test_cli import REPO, env_for
 from tests.fakes.llm import FakeAnthropic, FakeOpenAI
+from tests.fakes.processes import reap, spawn
 
 GOOD = "test-openai-key-not-real"
 BAD = "test-anthropic-key-not-real"
@@ -22,7 +23,7 @@ BAD = "test-anthropic-key-not-real"
 
 async def _setup(env: dict[str, str], typed: str) -> tuple[int, str, str]:
     """Run `lancelot setup` with no terminal (getpass reads stdin then), as a new session."""
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn(
         sys.executable,
         "-m",
         "bot.cli",
@@ -32,9 +33,11 @@ async def _setup(env: dict[str, str], typed: str) -> tuple[int, str, str]:
         stderr=asyncio.subprocess.PIPE,
         env=env,
         cwd=REPO,
-        start_new_session=True,
     )
-    out, err = await asyncio.wait_for(proc.communicate(typed.encode()), 60)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(typed.encode()), 60)
+    finally:
+        await reap(proc)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -6,7 +6,6 @@ agent answers the request it was asked before the kill."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import socket
@@ -19,6 +18,7 @@ from core.receipts.ledger import SqliteLedger
 from tests.bot.test_agent_end_to_end import answer, intent, tool
 from tests.fakes.llm import FakeModelServer
 from tests.fakes.llm.wiring import DEEP, FAKES, FAST, base_url
+from tests.fakes.processes import reap, spawn
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 60.0
@@ -65,7 +65,7 @@ async def start(home: Path, fake: FakeModelServer) -> Chat:
         "FEATURE_UNIFIED_CLASSIFICATION": "true",
         "LANCELOT_SANDBOX_WARM_AT_START": "false",
     }
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         sys.executable,
         "-m",
         "bot.cli",
@@ -92,9 +92,7 @@ async def test_a_task_waiting_on_an_approval_answers_after_a_kill_9(tmp_path: Pa
             await first.say("delete old.log, it is not needed any more")
             await first.until(r"\[\d+\] Approve")  # the card is out: the agent waits
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                first.process.kill()  # SIGKILL, nothing runs after it
-            await first.process.wait()
+            await reap(first.process)  # SIGKILL to it and all it started: nothing runs after it
         assert (home / "workspace" / "old.log").exists()
 
         fake.reply(answer("Deleted old.log.", [("delete_file", "/workspace/old.log")]))
@@ -109,8 +107,7 @@ async def test_a_task_waiting_on_an_approval_answers_after_a_kill_9(tmp_path: Pa
             async with asyncio.timeout(WAIT):
                 await second.process.wait()
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                second.process.kill()
+            await reap(second.process)
     assert not (home / "workspace" / "old.log").exists()
     # The answer is the one to the request made before the kill, and the file went once.
     last = fake.requests[-1].body

@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from tests.ci import unavailable
+from tests.fakes.processes import reap, spawn
 
 FLAGS = (
     "--headless",
@@ -96,7 +97,7 @@ class Page:
 @contextlib.asynccontextmanager
 async def chromium(profile: Path) -> AsyncIterator[Page]:
     """A fresh headless Chromium (its own profile in `profile`) and one of its tabs."""
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         chromium_path(),
         *FLAGS,
         f"--user-data-dir={profile}",
@@ -119,10 +120,9 @@ async def chromium(profile: Path) -> AsyncIterator[Page]:
                     yield Page(socket)
                 finally:
                     drain.cancel()
+                    await asyncio.gather(drain, return_exceptions=True)
     finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
+        await reap(process)  # the browser and its zygote, renderers and GPU process
 
 
 async def _drain(stream: asyncio.StreamReader) -> None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from tests.fakes.processes import reap, spawn
 from tests.fakes.telegram import FakeTelegram
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,20 +63,20 @@ async def lancelot_run(
     stderr: Output = asyncio.subprocess.DEVNULL,
 ) -> asyncio.subprocess.Process:
     """`python -m bot.cli run` from the repository root, with no input."""
-    return await asyncio.create_subprocess_exec(
+    return await spawn(
         sys.executable, "-m", "bot.cli", "run", env=env, cwd=REPO,
         stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr,
     )  # fmt: skip
 
 
 async def stop(proc: asyncio.subprocess.Process, grace: float = 30.0) -> None:
-    """SIGTERM, `grace` seconds to stop cleanly, then SIGKILL (nothing is left running)."""
+    """SIGTERM, `grace` seconds to stop cleanly, then SIGKILL to its whole group (nothing is
+    left running, no pipe left open)."""
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.communicate(), grace)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
+    await reap(proc)
 
 
 async def pairing_code(stdout: asyncio.StreamReader) -> str:

@@ -19,6 +19,7 @@ from bot.console.channel import MAX_LINE, ConsoleChannel
 from bot.runner import owner_book
 from core.commands.registry import CommandContext
 from core.events import Button, Card, CardKind
+from tests.fakes.processes import reap, spawn
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -115,7 +116,7 @@ async def test_run_without_the_sandbox_says_why_it_did_not_run_and_logs_stay_in_
         LANCELOT_WEB_PORT=str(port),
         DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock",  # a machine without Docker
     )
-    chat = await asyncio.create_subprocess_exec(
+    chat = await spawn(
         sys.executable, "-m", "bot.cli", "chat",
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO,
     )  # fmt: skip
@@ -139,6 +140,7 @@ async def test_run_without_the_sandbox_says_why_it_did_not_run_and_logs_stay_in_
         chat.stdin.close()
         errors = (await asyncio.wait_for(chat.stderr.read(), 60)).decode()
         await asyncio.wait_for(chat.wait(), 60)
+        await reap(chat)
     shown = "".join(seen)
     assert "[approval] Not run" in shown
     assert "Not run: nothing here can run it right now." in shown

@@ -29,6 +29,7 @@ from tests.fakes.gchat.server import SA_EMAIL, FakeGoogle
 from tests.fakes.llm.anthropic import FakeAnthropic
 from tests.fakes.llm.gemini import FakeGemini
 from tests.fakes.llm.openai import FakeOpenAI
+from tests.fakes.processes import spawned
 from tests.fakes.telegram_server import FakeTelegram
 
 REPO = Path(__file__).resolve().parents[3]
@@ -56,11 +57,11 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 async def doctor(env: dict[str, str], *args: str) -> tuple[int, str]:
     """Run `lancelot doctor` while this loop keeps the fakes answering."""
-    process = await asyncio.create_subprocess_exec(
+    async with spawned(
         sys.executable, "-m", "bot.cli", "doctor", *args,
         env=env, cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 120)
+    ) as process:  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), 120)
     assert "Traceback" not in err.decode(), err.decode()
     assert process.returncode is not None
     return process.returncode, out.decode()
@@ -248,11 +249,11 @@ async def test_receipts_are_verified_and_a_tampered_ledger_fails(tmp_path: Path)
     env = base_env(tmp_path)
     _, out = await doctor(env, "--json")
     assert by_name(json.loads(out))["receipts"]["status"] == "skipped"  # no ledger yet
-    chat = await asyncio.create_subprocess_exec(
+    async with spawned(
         sys.executable, "-m", "bot.cli", "chat", env=env, cwd=REPO,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    await asyncio.wait_for(chat.communicate(b"/status\n/help\n"), 120)
+    ) as chat:  # fmt: skip
+        await asyncio.wait_for(chat.communicate(b"/status\n/help\n"), 120)
     code, out = await doctor(env, "--json")
     receipts = by_name(json.loads(out))["receipts"]
     assert receipts["status"] == "ok"

@@ -13,6 +13,7 @@ import pytest
 
 from tests.bot.telegram.harness import free_port
 from tests.fakes.gchat import ChatUser, FakeGoogle, texts
+from tests.fakes.processes import reap, spawn
 
 from .harness import OWNER_EMAIL, PROJECT_NUMBER, SPACE
 
@@ -35,7 +36,7 @@ async def test_lancelot_run_answers_google_chat(google: FakeGoogle, tmp_path: Pa
         LANCELOT_GCHAT_API_BASE_URL=google.api_base_url,
         LANCELOT_GCHAT_CHAT_CERTS_URL=google.chat_certs_url,
     )
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn(
         sys.executable,
         "-m",
         "bot.cli",
@@ -61,6 +62,7 @@ async def test_lancelot_run_answers_google_chat(google: FakeGoogle, tmp_path: Pa
     finally:
         proc.send_signal(signal.SIGTERM)
         _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+        await reap(proc)
 
     assert answer.message is not None
     assert any(t.startswith("Hello, I'm Lancelot") for t in texts(answer.message))

@@ -11,6 +11,7 @@ import pytest
 
 from tests.bot.telegram.harness import OWNER
 from tests.fakes.lancelot_process import lancelot_run, pairing_code, run_env
+from tests.fakes.processes import reap
 from tests.fakes.telegram import FakeTelegram
 
 
@@ -36,6 +37,7 @@ async def test_lancelot_run_prints_the_code_and_its_sender_becomes_the_owner(
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
+        await reap(process)
 
     assert process.returncode == 0
     assert "Send me the code shown where Lancelot runs" in asked["plain_text"]
