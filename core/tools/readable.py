@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -42,6 +43,7 @@ _HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECAS
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _GAPS = re.compile(r"\n{3,}")
 _SLACK = 3  # raw characters gathered per character kept (whitespace collapses)
+MAX_LINKS = 20
 
 
 class TooDeep(ValueError):
@@ -56,6 +58,7 @@ class Page:
     title: str
     text: str
     cut: bool = False
+    links: tuple[str, ...] = ()  # where its visible links lead, as full addresses
 
 
 def nesting_depth(html: bytes) -> int:
@@ -146,9 +149,37 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
     return (head[:space] if space > limit * 0.8 else head).rstrip(), True
 
 
-def readable(html: bytes, encoding: str, limit: int) -> Page:
+def links(root: LexborNode, base: str, most: int = MAX_LINKS) -> tuple[str, ...]:
+    """The http(s) addresses of `root`'s visible links, made whole against `base` (the
+    page's address), each once, at most `most`: the model follows a link by the address the
+    page gave, not one it puts together itself (which could carry anything it has read)."""
+    found: dict[str, None] = {}
+    for anchor in root.css("a[href]"):
+        if len(found) >= most:
+            break
+        if any(_hidden(n) or (n.tag or "") in SKIPPED for n in _lineage(anchor, root)):
+            continue
+        href = (anchor.attributes.get("href") or "").strip()
+        address = urljoin(base, href) if base else href
+        if urlsplit(address).scheme in ("http", "https"):
+            found[urldefrag(address).url] = None
+    return tuple(found)
+
+
+def _lineage(node: LexborNode, root: LexborNode) -> list[LexborNode]:
+    """`node` and its ancestors up to `root`."""
+    chain = []
+    current: LexborNode | None = node
+    while current is not None and current is not root:
+        chain.append(current)
+        current = current.parent
+    return chain
+
+
+def readable(html: bytes, encoding: str, limit: int, base: str = "") -> Page:
     """The page's title and readable text (its `<main>` when it marks one, else its body),
-    at most `limit` characters. TooDeep for a page no reader could get through."""
+    at most `limit` characters, and its links (made whole against `base`). TooDeep for a
+    page no reader could get through."""
     depth = nesting_depth(html)
     if depth > MAX_DEPTH:
         raise TooDeep(f"the page nests elements {depth:,} deep")
@@ -160,4 +191,4 @@ def readable(html: bytes, encoding: str, limit: int) -> Page:
         return Page(title, "")
     parts, more = _pieces(root, limit * _SLACK)
     text, cut = clip(tidy("".join(parts)), limit)
-    return Page(title, text, cut or more)
+    return Page(title, text, cut or more, links(root, base))

@@ -161,7 +161,7 @@ class WebFetch:
         limit = self._limits.max_chars
         if kind in _HTML:
             try:
-                page = readable(fetched.body, fetched.charset, limit)
+                page = readable(fetched.body, fetched.charset, limit, str(fetched.url))
             except TooDeep as exc:
                 raise ToolFailed(f"{fetched.url}: {exc}; not read") from None
         elif kind.startswith("text/") or kind in _TEXT or kind.endswith(("+json", "+xml")):
@@ -188,6 +188,8 @@ class WebFetch:
         if page.cut:
             notes.append(f"The text was cut at {self._limits.max_chars:,} characters.")
         content = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
+        if page.links:
+            content += "\n\nLinks:\n" + "\n".join(f"- {link}" for link in page.links)
         fenced = fence(
             content or "(no readable text)", str(fetched.url), "web page", self._sanitizer
         )

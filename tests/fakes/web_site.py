@@ -34,6 +34,7 @@ class Hit:
     method: str
     path: str
     body: str
+    query: str = ""  # the query string as sent (still URL-encoded)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class FakeSite:
     """Serves until the context ends; `hits` lists what reached it."""
 
     hits: list[Hit] = field(default_factory=list)
+    pages: dict[str, str] = field(default_factory=dict)  # path -> HTML a test adds
     port: int = 0
     _runner: web.AppRunner | None = None
     _closing: asyncio.Event = field(default_factory=asyncio.Event)
@@ -71,8 +73,10 @@ class FakeSite:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.text()
-        self.hits.append(Hit(request.method, request.path, body))
+        self.hits.append(Hit(request.method, request.path, body, request.query_string))
         path = request.path
+        if path in self.pages:
+            return web.Response(text=self.pages[path], content_type="text/html")
         if path == "/hello":
             return web.Response(text="hi there")
         if path == "/big":

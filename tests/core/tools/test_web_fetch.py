@@ -168,3 +168,21 @@ def test_lookups_are_t0_reads(policy: PolicyEngine) -> None:
     ):
         decision = policy.decide(action)
         assert (decision.verdict, decision.tier) == (Verdict.ALLOW, "T0")
+
+
+async def test_a_pages_visible_links_are_listed_as_full_addresses(
+    tokens: CapabilityTokens, site: FakeSite
+) -> None:
+    """The model follows a link by the address the page gave (core/governance/flow.py lets
+    such an address go out even when the request holds private data): relative links made
+    whole, hidden and menu links left out, each once, fragments dropped."""
+    site.pages["/links"] = (
+        "<html><body><nav><a href='/menu'>menu</a></nav><main><p>See "
+        "<a href='/more#top'>more</a>, <a href='more'>again</a>, "
+        "<a href='https://example.org/x?y=1'>elsewhere</a>, <a href='mailto:a@b.c'>mail</a>"
+        "<span hidden><a href='/secret-link'>hidden</a></span></p></main></body></html>"
+    )
+    result = await fetch(fetcher(tokens), tokens, f"{site.url}/links")
+    body = fenced_body(result.output)
+    links = body.split("Links:\n")[1].splitlines()
+    assert links == [f"- {site.url}/more", "- https://example.org/x?y=1"]
