@@ -14,6 +14,9 @@ from core.skills.context import Governance
 from core.skills.proposals import SkillProposals
 from core.skills.registry import SkillRegistry
 from core.skills.runner import SkillRunner
+from core.tools.action import ToolAction
+from core.tools.file_ops import file_action
+from core.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +40,12 @@ async def wire_skills(app: Kernel, kit: GovernanceKit) -> SkillRunner:
     else:
         for problem in await sync_system_skills(registry, shipped):
             log.warning("skills: %s", problem)
+    workspace = Workspace(app.home / "workspace")
     governance = Governance(
-        kit.gateway, app.ledger, lambda capability: capability in kit.tools.capabilities()
+        kit.gateway,
+        app.ledger,
+        lambda capability: capability in kit.tools.capabilities(),
+        lambda action: _with_facts(workspace, action),
     )
     runner = SkillRunner(registry, governance)
     proposals = SkillProposals(
@@ -47,3 +54,10 @@ async def wire_skills(app: Kernel, kit: GovernanceKit) -> SkillRunner:
     await proposals.setup()
     SkillCommands(app.commands, registry, runner, proposals, app.tokens).register()
     return runner
+
+
+def _with_facts(workspace: Workspace, action: ToolAction) -> ToolAction:
+    """A file.* action with the facts found by looking (file_action), as the agent's are."""
+    if not action.capability.startswith("file."):
+        return action
+    return file_action(workspace, action.capability, dict(action.params))

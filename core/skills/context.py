@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import LancelotError
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
@@ -30,6 +31,9 @@ class Governance:
     gateway: ToolGateway
     ledger: ReceiptStore
     providers: Callable[[str], bool]
+    # The facts governance judges by (in the workspace? over an existing file?), found by
+    # looking, never taken from the skill: a skill cannot vouch for its own action.
+    facts: Callable[[ToolAction], ToolAction] = lambda action: action
 
 
 @dataclass
@@ -89,6 +93,10 @@ class GovernedContext:
             return self._refuse(
                 action, f"{action.capability} {why}, which {self.skill_name} has not been given"
             )
+        try:
+            action = self.governance.facts(action)
+        except LancelotError as exc:  # a path that cannot even be looked at
+            return self._refuse(action, str(exc))
         outcome = await self.governance.gateway.run(
             action,
             via=self.via,

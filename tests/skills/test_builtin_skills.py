@@ -89,3 +89,17 @@ async def test_service_runner_runs_only_the_configured_command(
     [tool_run] = await receipts(app, "tool_run")
     [skill_run] = [r for r in await receipts(app, "skill_run") if r.status == "success"]
     assert tool_run.parent_id == skill_run.id
+
+
+async def test_a_skill_cannot_vouch_that_it_overwrites_nothing(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    """Governance looks at the file itself: writing over one is an overwrite (T3), above
+    the T2 risk repo_writer declares, whatever facts the skill put in its action."""
+    (app.home / "workspace" / "kept.txt").write_text("the owner's words\n")
+    card = await say(
+        app, phone, '/skills run repo_writer {"path": "kept.txt", "content": "x", "message": ""}'
+    )
+    assert card.title == "Skill repo_writer: failed"
+    assert "a T3 action is above the T2 risk repo_writer declares" in card.body
+    assert (app.home / "workspace" / "kept.txt").read_text() == "the owner's words\n"

@@ -116,7 +116,9 @@ def test_mv_over_an_existing_file_is_t3_and_unknown_counts_as_worst(v1: Soul) ->
 
 def test_tool_capabilities(v1: Soul) -> None:
     assert classify(v1, Action("file.read")).tier == "T0"
-    assert classify(v1, Action("file.write", in_workspace=True)).tier == "T1"
+    assert classify(v1, Action("file.write", in_workspace=True, overwrites=False)).tier == "T1"
+    assert classify(v1, Action("file.write", in_workspace=True, overwrites=True)).tier == "T3"
+    assert classify(v1, Action("file.write", in_workspace=True)).tier == "T3"  # unknown: worst
     assert classify(v1, Action("file.write", in_workspace=False)).tier == "T3"
     assert classify(v1, Action("file.write")).tier == "T3"
     assert classify(v1, Action("net.request", method="get")).tier == "T1"

@@ -19,7 +19,19 @@ RUN = Verdict.ALLOW
 CASES: list[tuple[str, dict[str, Any], str, Verdict]] = [
     ("file.read", {"path": "a"}, "T0", RUN),
     ("file.list", {"path": "a"}, "T0", RUN),
-    ("file.write", {"path": "a", "content": "", "in_workspace": True}, "T1", RUN),
+    (
+        "file.write",
+        {"path": "a", "content": "", "in_workspace": True, "overwrites": False},
+        "T1",
+        RUN,
+    ),
+    (
+        "file.write",
+        {"path": "a", "content": "", "in_workspace": True, "overwrites": True},
+        "T3",
+        ASK,
+    ),  # over an existing file
+    ("file.write", {"path": "a", "content": "", "in_workspace": True}, "T3", ASK),  # unknown
     ("file.write", {"path": "a", "content": ""}, "T3", ASK),  # unknown scope: worst case
     ("file.move", {"source": "a", "target": "b", "overwrites": False}, "T1", RUN),
     ("file.move", {"source": "a", "target": "b", "overwrites": True}, "T3", ASK),
