@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.governance import GovernanceKit
 from bot.kernel import Kernel
 from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
 from core.agent.budget_hold import BudgetHold
 from core.agent.file_tools import send_file_tool
+from core.agent.flow_checks import FlowChecks
 from core.agent.memory_tools import memory_tools
 from core.agent.progress import STOP, ProgressTuning
 from core.agent.quest import AgentLimits
@@ -19,6 +22,7 @@ from core.llm.budget import Budget
 from core.llm.types import ModelRouter
 from core.memory import Memory
 from core.tools.workspace import Workspace
+from soul.schema import FlowRules
 
 
 def wire_agent(
@@ -60,6 +64,9 @@ def wire_agent(
         tokens=app.tokens,
         memory=agent_memory(app, memory),
         running=running,
+        checks=FlowChecks(
+            rules=(lambda: kit.keeper().flow_rules) if kit is not None else FlowRules
+        ),
     )
     if budget is not None and budget.caps.capped:
         hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
@@ -75,6 +82,14 @@ def wire_agent(
         "ready" if models.has_flagship() else "no model provider (commands only)"
     )
     return agent
+
+
+def _flow_rules(kit: GovernanceKit | None) -> Callable[[], FlowRules]:
+    """The active Soul's flow rules, read at each call; their defaults without governance."""
+    if kit is None:
+        return FlowRules
+    keeper = kit.keeper
+    return lambda: keeper().flow_rules
 
 
 def _progress(app: Kernel) -> ProgressTuning:

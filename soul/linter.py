@@ -87,6 +87,23 @@ def _crusader_tiers(soul: Soul) -> Iterator[Finding]:
             yield Finding("crusader-tiers", CRITICAL, message, f"crusader.auto_approve_tiers[{i}]")
 
 
+def _flow_rules(soul: Soul) -> Iterator[Finding]:
+    """A flow rule switched to `allow` lets whatever the model read steer that flow."""
+    rules = soul.flow_rules
+    opened = {
+        "private_egress": (rules.private_egress == "allow", "private data may leave the machine"),
+        "stranger_changes": (
+            rules.stranger_changes == "allow",
+            "a page or a file may choose what changes",
+        ),
+        "stranger_memory": (rules.stranger_memory == "allow", "a page may write memory"),
+    }
+    for name, (allowed, what) in opened.items():
+        if allowed:
+            message = f"flow_rules.{name} is allow: {what} without asking you"
+            yield Finding("flow-rules", WARNING, message, f"flow_rules.{name}")
+
+
 def _rule_hygiene(soul: Soul) -> Iterator[Finding]:
     """Rule ids are unique (receipts cite them), patterns parse, deny rules offer a way out."""
     risk = soul.risk_rules
@@ -116,6 +133,7 @@ CHECKS: tuple[Callable[[Soul], Iterator[Finding]], ...] = (
     _approval_channel,
     _memory_ethics,
     _crusader_tiers,
+    _flow_rules,
     _rule_hygiene,
 )
 

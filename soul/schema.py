@@ -174,6 +174,22 @@ class CrusaderPolicy(_Part):
     description: str = ""
 
 
+class FlowRules(_Part):
+    """What the agent may send out, change and remember, by what the request has read
+    (core/governance/flow.py). `ask` puts a card in front of the owner; `allow` trusts the
+    model with it (the linter warns: a page could then steer it)."""
+
+    # Data leaving the machine (a fetched address, a search query) while the request holds
+    # private data, when the owner's own words did not give that address or query.
+    private_egress: Literal["ask", "allow"] = "ask"
+    # A change (a file, memory, a job) the owner's message did not name, once a stranger's
+    # text (a page, a search result, a file from outside) is in the request.
+    stranger_changes: Literal["ask", "allow"] = "ask"
+    # A fact to remember in a request that read a stranger's text waits for the owner.
+    stranger_memory: Literal["quarantine", "allow"] = "quarantine"
+    description: str = ""
+
+
 class Soul(_Part):
     """A whole soul document (soul_vN.yaml)."""
 
@@ -191,3 +207,4 @@ class Soul(_Part):
     memory_ethics: tuple[str, ...]
     scheduling_boundaries: SchedulingBoundaries
     crusader: CrusaderPolicy = CrusaderPolicy()
+    flow_rules: FlowRules = FlowRules()

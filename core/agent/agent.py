@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from core.agent.answer import FINAL_INSTRUCTIONS, FINAL_SCHEMA, FinalAnswer, parse_final
 from core.agent.deep import deep_pass, record_experience
+from core.agent.flow_checks import FlowChecks
 from core.agent.intent import IntentClassifier, needs_plan
 from core.agent.loop import ToolLoop
 from core.agent.memory_bridge import ConversationMemory
@@ -25,10 +26,11 @@ from core.agent.trail import Trail
 from core.bus import Bus
 from core.commands.registry import PressContext
 from core.errors import DeliveryFailed, ProviderUnavailable
-from core.events import Button, Card, CardKind, Inbound
+from core.events import Button, Card, CardKind, FileKind, Inbound
 from core.features import FeatureFlags
 from core.governance.approvals import Approval
 from core.governance.execution import RunReport
+from core.governance.flow import RequestFlow
 from core.governance.gateway import ToolGateway
 from core.llm.intent import Intent
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
@@ -71,10 +73,13 @@ class Agent:
         tokens: ActionTokens | None = None,
         memory: ConversationMemory | None = None,
         running: RunningTasks | None = None,
+        checks: FlowChecks | None = None,
     ) -> None:
         """`memory`: conversations and facts that reach the model (None: every request
         stands alone, as with FEATURE_MEMORY off). `running`: requests show a progress
-        message with Stop, and /stop reaches them (None: they cannot be stopped)."""
+        message with Stop, and /stop reaches them (None: they cannot be stopped). `checks`:
+        what a request has read decides what it may send and change (the Soul's flow
+        rules; their defaults without it)."""
         self._running = running
         self._router = router
         self._memory = memory
@@ -84,7 +89,7 @@ class Agent:
         self._features = features
         self._limits = limits or AgentLimits()
         self._classifier = IntentClassifier(router, features)
-        self._loop = ToolLoop(tools, gateway)
+        self._loop = ToolLoop(tools, gateway, checks)
         self._steps = StepRunner(self._loop)
         self._gate = ReplyGate(ledger, tools.capabilities(), gateway, jobs_running)
 
@@ -95,10 +100,17 @@ class Agent:
         started = time.perf_counter()
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
         chat = f"{event.channel}:{event.chat_id}"
+        if quest.flow is not None and _heard(event, text):
+            # A recording may hold anyone's voice: its words are a stranger's, not typed
+            # by the owner. What it asks to change or remember waits for a tap.
+            quest.flow = RequestFlow(event.text)  # what the owner typed: the caption alone
+            quest.flow.heard_stranger("the voice note", text)
         if self._memory is not None:
             quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
             quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
+            if quest.flow is not None and quest.context is not None and quest.context.item_ids:
+                quest.flow.knows_private("memory")  # remembered facts are in the prompt
         async with self._track(quest, event.channel, event.chat_id, text) as task:
             card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:
@@ -288,6 +300,7 @@ class Agent:
             limits=self._limits,
             deep=self._features.enabled("DEEP_REASONING_LOOP"),
             system=SYSTEM,
+            flow=RequestFlow(inputs["text"]),  # the owner's words alone choose the actions
         )
 
     async def _offer(self, event: Inbound, plan: PlanArtifact, text: str) -> bool:
@@ -313,3 +326,10 @@ def _limit_answer(quest: Quest) -> FinalAnswer:
         ),
         next_action="Ask again with a smaller, more specific request.",
     )
+
+
+def _heard(event: Inbound, text: str) -> bool:
+    """Whether `text` holds a transcript: the message came with a voice note or an audio
+    file, and its text is more than what was typed with it."""
+    spoken = any(a.kind in (FileKind.VOICE, FileKind.AUDIO) for a in event.attachments)
+    return spoken and text.strip() != event.text.strip()

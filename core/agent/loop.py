@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.agent.file_tools import addressed
-from core.agent.memory_tools import with_provenance
+from core.agent.flow_checks import FlowChecks
 from core.agent.progress import tool_label
 from core.agent.quest import Quest
 from core.agent.tools import ToolTable
@@ -21,6 +21,11 @@ from core.runtime.stopping import Stopped, stoppable
 log = logging.getLogger(__name__)
 
 UNEXPECTED = "the tool failed unexpectedly (the details are in Lancelot's log)"
+WITHHELD = (
+    "refused: an argument carries a secret (a key, token or password, maybe encoded); "
+    "secrets never leave this machine"
+)
+WITHHELD_ARGUMENTS = "[withheld: they carried a secret]"  # what the receipt keeps instead
 
 
 @dataclass
@@ -36,9 +41,12 @@ class LoopResult:
 class ToolLoop:
     """Runs the model with tools until it answers without calling one, or the limit is hit."""
 
-    def __init__(self, tools: ToolTable, gateway: ToolGateway | None) -> None:
+    def __init__(
+        self, tools: ToolTable, gateway: ToolGateway | None, checks: FlowChecks | None = None
+    ) -> None:
         self._tools = tools
         self._gateway = gateway
+        self._checks = checks or FlowChecks()
 
     async def run(
         self, messages: list[Message], quest: Quest, *, task_type: str = "agent"
@@ -71,14 +79,16 @@ class ToolLoop:
             return self._refuse(call, quest, "invalid arguments", problems=problems)
         if self._gateway is None:
             return self._refuse(call, quest, "tools are off: governance (FEATURE_SOUL) is off")
+        if self._checks.carries_secret(tool.capability, args):
+            return self._refuse(call, quest, WITHHELD, arguments=WITHHELD_ARGUMENTS)
         call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
         quest.tools_used.append(call.name)
         if quest.progress is not None:
             quest.progress.tool(tool_label(call.name, args))
         ended = True  # not cut short by a stop (the progress then keeps the tool's name)
         try:
-            action = with_provenance(tool.to_action(args), quest.tool_outputs)
-            action = addressed(action, quest.channel)
+            action = addressed(tool.to_action(args), quest.channel)
+            action, asks = self._checks.judge(action, quest.flow, quest.tool_outputs)
             # The owner's Stop cuts short a wait that changes nothing; a change under way
             # finishes first (core/runtime/stopping.py).
             outcome = await stoppable(
@@ -88,6 +98,8 @@ class ToolLoop:
                     parent_id=call_id,
                     quest_id=quest.trail.quest_id,
                     asked=quest.asked,
+                    ask=asks.ask,
+                    ask_if_changes=asks.ask_if_changes,
                 )
             )
         except Stopped:
@@ -105,6 +117,8 @@ class ToolLoop:
                 quest.progress.tool_done()
         result.outcomes.append(outcome)
         quest.tool_outputs.append(outcome.output)
+        if quest.flow is not None and outcome.output:
+            quest.flow.observe(action, outcome.output)
         if outcome.receipt_id is not None:
             quest.run_receipts.append(outcome.receipt_id)
         return outcome.for_model()
@@ -131,6 +145,7 @@ class ToolLoop:
         *,
         gap: bool = False,
         problems: list[str] | None = None,
+        arguments: object = None,
     ) -> str:
         """Nothing runs; the model is told why (and, for a gap, what exists)."""
         body: dict[str, Any] = {"kind": "rejected", "error": error}
@@ -138,10 +153,11 @@ class ToolLoop:
             body["problems"] = problems
         if gap:
             body["available_tools"] = [s.name for s in self._tools.specs()]
+        recorded = call.arguments if arguments is None else arguments
         parent = quest.trail.record(
             "tool_call",
             call.name,
-            inputs={"arguments": call.arguments},
+            inputs={"arguments": recorded},
             outputs=body,
             status=ReceiptStatus.REFUSED,
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from core.agent.progress import Progress
 from core.agent.trail import Trail
+from core.governance.flow import RequestFlow
 from core.llm.types import Completion, CompletionRequest, ContextNote, Lane, ModelRouter, Role
 from core.runtime.stopping import stoppable
 
@@ -48,6 +49,9 @@ class Quest:
     # Hears the id of an approval this request waits on (kept so a restart can resume it).
     asked: Callable[[str], Awaitable[None]] | None = None
     progress: Progress | None = None  # the message that shows it running, with Stop
+    # What the request has read so far, and from where (core/governance/flow.py); None for
+    # work no owner's message started (a resumed approval keeps the old request's caution).
+    flow: RequestFlow | None = None
 
     @property
     def exhausted(self) -> bool:

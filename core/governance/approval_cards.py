@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from core.events import Button, Card, CardKind
 from core.governance.approvals import Approval, ApprovalState
+from core.governance.flow import ASK_MARK
 
 
 def clock_text(ts: float) -> str:
@@ -25,13 +26,24 @@ _DOES = {
     "repo.checkout": "switches git branches",
     "repo.apply_patch": "applies a patch",
     "net.request": "sends a request to another server",
+    "web.fetch": "reads a web page",
+    "web.search": "sends a search query to the search provider",
+    "memory.forget": "forgets a remembered fact",
+    "memory.remember": "remembers a fact",
     "deploy": "deploys",
 }
 APPLY = "shell.apply"
 
 
 def what_it_does(approval: Approval) -> str:
-    """One paragraph: exactly what will happen, in the owner's words."""
+    """One paragraph: exactly what will happen, in the owner's words (and, when what the
+    request read is why it asks, that reason with its source)."""
+    if approval.reason.startswith(ASK_MARK):
+        return f"{_what_it_does(approval, '.')}\n\n{approval.reason}"
+    return _what_it_does(approval, ", and the Soul says to ask you first.")
+
+
+def _what_it_does(approval: Approval, why: str) -> str:
     action = approval.action
     if action.capability == APPLY:
         summary = str(action.params.get("summary") or "changes files")
@@ -42,10 +54,12 @@ def what_it_does(approval: Approval) -> str:
         )
     does = _DOES.get(action.capability, "acts with your authority")
     if action.command is not None:
-        return f"$ {action.command}\n\nThis {does}, and the Soul says to ask you first."
-    target = action.params.get("path") or action.params.get("url") or ""
+        return f"$ {action.command}\n\nThis {does}{why}"
+    params = action.params
+    target = params.get("path") or params.get("url") or params.get("query") or params.get("id")
+    target = target or ""
     detail = f": {target}" if target else ""
-    return f"This {does}{detail}, and the Soul says to ask you first."
+    return f"This {does}{detail}{why}"
 
 
 def pending_card(approval: Approval, buttons: tuple[Button, ...]) -> Card:

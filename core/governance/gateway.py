@@ -107,6 +107,7 @@ class _Call:
     limit: Limit | None
     labels: Mapping[str, object] | None
     asked: Callable[[str], Awaitable[None]] | None = None  # hears a waited-on approval's id
+    ask_if_changes: str | None = None  # the flow's reason to ask, should a dry run change files
 
 
 class ToolGateway:
@@ -144,12 +145,22 @@ class ToolGateway:
         limit: Limit | None = None,
         labels: Mapping[str, object] | None = None,
         asked: Callable[[str], Awaitable[None]] | None = None,
+        ask: str | None = None,
+        ask_if_changes: str | None = None,
     ) -> ToolOutcome:
         """Run `action` under governance. With `wait`, an approval suspends only the caller
         until it settles; without, the card goes out and the outcome is WAITING. `labels`
-        are added to the decision receipt's metadata (which skill asked, ...)."""
+        are added to the decision receipt's metadata (which skill asked, ...).
+
+        `ask` (core/governance/flow.py: what the request has read) makes the owner decide
+        whatever the Soul's tier says; `ask_if_changes` does so when a dry run shows the
+        command would change something."""
         decision = self._policy.decide(action, autonomous=autonomous)
-        call = _Call(via, parent_id, quest_id, autonomous, wait, limit, labels, asked)
+        if ask is not None and decision.verdict is not Verdict.DENY:
+            decision = self._policy.must_ask(decision, ask)
+        call = _Call(
+            via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes
+        )
         if decision.verdict is not Verdict.DENY and judged_by_effect(action):
             if self._dry_runs is not None and await self._dry_runs.visible():
                 try:
@@ -236,6 +247,8 @@ class ToolGateway:
         decision = self._policy.judge_effects(
             apply, run.effects.categories(), autonomous=call.autonomous
         )
+        if call.ask_if_changes is not None and decision.verdict is not Verdict.DENY:
+            decision = self._policy.must_ask(decision, call.ask_if_changes)
         outcome = await self._govern(apply, decision, call)
         if outcome.kind in (OutcomeKind.DENIED, OutcomeKind.NOT_PERMITTED):
             await dry_runs.discard(run.id)

@@ -118,7 +118,12 @@ class PolicyEngine:
     def must_ask(self, decision: Decision, reason: str) -> Decision:
         """`decision` turned into a T3 approval (what cannot be seen before it happens)."""
         return replace(
-            decision, verdict=Verdict.NEEDS_APPROVAL, tier="T3", reason=reason, capability=None
+            decision,
+            verdict=Verdict.NEEDS_APPROVAL,
+            tier="T3",
+            reason=reason,
+            capability=None,
+            auto_approved=False,
         )
 
     def authorize_approved(self, action: ToolAction) -> str:

@@ -26,6 +26,14 @@ _SENSITIVE = re.compile(
 )
 
 
+def is_sensitive(name: str) -> bool:
+    """Whether a path names a sensitive file (keys, credentials, .env, a repository's
+    config or hooks), however it is written: notes/../.env, /workspace/.env, ./.env."""
+    cleaned = unquote(name).replace("\\", "/")
+    parts = [p for p in cleaned.split("/") if p not in ("", ".", "..")]
+    return bool(_SENSITIVE.search("/".join(parts)))
+
+
 def _refuse(path: str, why: str) -> PolicyDenied:
     return PolicyDenied(
         "workspace-guard",

@@ -181,3 +181,24 @@ def test_aliases_are_refused_before_they_can_expand() -> None:
 def test_an_oversized_text_is_refused_unread() -> None:
     (finding,) = lint_text("#" * 300_000).findings
     assert finding.check == "too-large"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("private_egress: ask", "private_egress: allow"),
+        ("stranger_changes: ask", "stranger_changes: allow"),
+        ("stranger_memory: quarantine", "stranger_memory: allow"),
+    ],
+)
+def test_a_flow_rule_opened_to_allow_is_a_warning(v1_text: str, old: str, new: str) -> None:
+    report = lint_text(edit(v1_text, old, new))
+    assert report.ok  # the owner may choose it
+    [finding] = [f for f in report.findings if f.check == "flow-rules"]
+    assert finding.severity is Severity.WARNING
+    assert finding.path == f"flow_rules.{old.split(':')[0]}"
+
+
+def test_a_flow_rule_with_an_unknown_value_is_refused(v1_text: str) -> None:
+    report = lint_text(edit(v1_text, "private_egress: ask", "private_egress: sometimes"))
+    assert not report.ok

@@ -53,7 +53,19 @@ async def test_a_voice_note_is_transcribed_and_acted_on(
     settings = settings_for(tg, tmp_path / "home", **openai_env(openai_fake))
     async with running(tg, settings, models=model) as lancelot:
         tg.user_file("voice", VOICE, mime_type="audio/ogg")
-        reply = (await tg.wait_for_sent(1))[0]
+        # A recording may hold anyone's voice: what it asks to change waits for a tap, and
+        # the card says the voice note asked (core/governance/flow.py).
+        [card] = await tg.wait_for_sent(1)
+        assert "groceries.txt" in card["plain_text"]
+        assert "Asked for by the voice note" in card["plain_text"]
+        approve = next(
+            b["callback_data"]
+            for row in (card["reply_markup"] or {})["inline_keyboard"]
+            for b in row
+            if b["text"] == "Approve"
+        )
+        tg.press_button(card["message_id"], approve)
+        reply = (await tg.wait_for_sent(2))[1]
         heard = await lancelot.receipts("voice_transcribed")
         workspace = lancelot.app.home / "workspace"
 

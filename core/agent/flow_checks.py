@@ -1,0 +1,133 @@
+"""The agent's flow checks: before a tool call is governed, what the request has read
+decides whether it may go as the Soul's tier says, must ask the owner, or is refused.
+
+The rules are the Soul's `flow_rules`; the labels and reasons are core/governance/flow.py's.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from core.agent.memory_tools import with_provenance
+from core.governance.flow import (
+    ASK_MARK,
+    UNKNOWN,
+    RequestFlow,
+    ask_if_it_changes,
+    ask_to_change,
+    ask_to_send,
+    flow_of,
+)
+from core.memory.model import Provenance
+from core.receipts.redaction import Redactor
+from core.security.secret_forms import carries_secret
+from core.tools.action import ToolAction
+from core.tools.workspace import is_sensitive
+from soul.schema import FlowRules
+
+
+@dataclass(frozen=True, slots=True)
+class Asks:
+    """Why the owner must decide: always (`ask`), or if a dry run shows a change."""
+
+    ask: str | None = None
+    ask_if_changes: str | None = None
+
+
+class FlowChecks:
+    """Judges one tool call against the request's flow and the Soul's flow rules."""
+
+    def __init__(
+        self,
+        redactor: Redactor | None = None,
+        rules: Callable[[], FlowRules] = FlowRules,
+    ) -> None:
+        """`redactor` knows the secrets' shapes (and the configured values); `rules` reads
+        the active Soul's flow rules at each call (an amendment applies at once)."""
+        self._redactor = redactor or Redactor()
+        self._rules = rules
+
+    def carries_secret(self, capability: str, arguments: dict[str, object]) -> bool:
+        """Whether a call that sends its arguments out would carry a secret in any form
+        (raw, URL-encoded, base64, hex): such a call is refused, whoever asked."""
+        spec = flow_of(capability)
+        if not spec.sends and spec is not UNKNOWN:
+            return False
+        return any(carries_secret(text, self._redactor) for text in _strings(arguments))
+
+    def judge(
+        self, action: ToolAction, flow: RequestFlow | None, tool_outputs: Iterable[str]
+    ) -> tuple[ToolAction, Asks]:
+        """The action to govern (a remember marked with where its fact came from) and why
+        the owner must decide, if they must."""
+        if flow is None:  # no owner's message behind it: the word check of old decides
+            return with_provenance(action, tool_outputs), Asks()
+        rules = self._rules()
+        spec = flow_of(action.capability)
+        if spec.remembers:
+            held = rules.stranger_memory == "quarantine" and flow.read_strangers
+            held = held and not flow.owner_named(str(action.params.get("text", "")))
+            provenance = Provenance.TOOL if held else Provenance.AGENT
+            params = {**action.params, "provenance": str(provenance)}
+            return ToolAction(action.capability, action.command, params), Asks()
+        ask = ask_to_send(action, flow) if rules.private_egress == "ask" else None
+        if ask is None and rules.stranger_changes == "ask":
+            ask = ask_to_change(action, flow)
+        if ask is None and action.command is not None:
+            ask = ask_to_read_sensitive(action.command)
+        by_effect = spec.changes_by_effect and rules.stranger_changes == "ask"
+        command = action.command or ""
+        return action, Asks(ask, ask_if_it_changes(flow, command) if by_effect else None)
+
+
+def ask_to_read_sensitive(command: str) -> str | None:
+    """Why a command that names a sensitive file (.env, a key, .git/config) needs the owner:
+    read_file refuses such files, and no other path may show them to the model untapped."""
+    named = next((w for w in _operands(command) if is_sensitive(w) or _globs_sensitive(w)), None)
+    if named is None:
+        return None
+    return (
+        f"{ASK_MARK}it reads {named}, a file that holds keys or credentials; what it prints "
+        "would reach the model."
+    )
+
+
+# What a glob in a command could reach that read_file refuses (the shell expands it).
+_SENSITIVE_NAMES = (".env", ".env.local", ".netrc", ".npmrc", ".pypirc", ".pgpass",
+                    ".git-credentials", "credentials", "id_rsa", "id_ed25519", "server.key",
+                    "cert.pem", ".git/config", ".ssh/id_rsa", ".aws/credentials")  # fmt: skip
+
+
+def _globs_sensitive(word: str) -> bool:
+    """Whether a glob (`.e*`, `.en?`, `*.pem`) may expand to a sensitive file's name."""
+    if not any(ch in word for ch in "*?["):
+        return False
+    pattern = word.removeprefix("/workspace/").removeprefix("./")
+    for name in _SENSITIVE_NAMES:
+        hidden = name.startswith(".") and not pattern.startswith(".")  # `*` skips dotfiles
+        if not hidden and fnmatch.fnmatchcase(name, pattern):
+            return True
+    return False
+
+
+def _operands(command: str) -> list[str]:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w.split("=", 1)[-1] for w in words[1:]]  # --file=.env names .env too
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string inside JSON-like arguments."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
