@@ -31,6 +31,8 @@ class FakeSearchApi:
 
     found: int = 3
     asked: list[Asked] = field(default_factory=list)
+    injected: str | None = None  # the first result's snippet, whatever the query
+    links_to: str = "https://example.org"  # where the results' addresses point
     port: int = 0
     _runner: web.AppRunner | None = None
 
@@ -63,13 +65,15 @@ class FakeSearchApi:
         results = [
             {
                 "title": f"{query.title()} &amp; more, part {n}",
-                "url": f"https://example.org/{slug}/{n}",
+                "url": f"{self.links_to}/{slug}/{n}",
                 "snippet": f"All about <strong>{query}</strong>, part {n}.",
             }
             for n in range(1, min(count, self.found) + 1)
         ]
         if "inject" in query and results:
             results[0]["snippet"] = INJECTED
+        if self.injected is not None and results:
+            results[0]["snippet"] = self.injected
         return results
 
     def _record(self, provider: str, request: web.Request, query: str) -> None:

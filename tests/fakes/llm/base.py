@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -61,6 +62,9 @@ class FakeModelServer:
         self._down_models: set[str] = set()
         self._down = False
         self.default = Reply(text="fake answer")  # once the script is used up
+        # Answers each request from its body once the script is used up (a model that
+        # reads its context: tests/core/agent/attacks/obedient.py).
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -160,6 +164,8 @@ class FakeModelServer:
             )
         if self._script:
             return self._script.popleft(), body
+        if self.responder is not None:
+            return self.responder(body), body
         return self.default, body
 
     def tokens(self, reply: Reply, body: dict[str, Any], answer: str) -> tuple[int, int]:

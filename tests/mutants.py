@@ -1,0 +1,103 @@
+"""`python -m tests.mutants`: each guard of the flow rules replaced by a no-op, in a copy of
+the repository, must turn its tests red. A mutant that survives is a guard no test holds.
+
+Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = (
+    "tests/core/agent/attacks",
+    "tests/core/agent/test_flow_rules.py",
+    "tests/core/security/test_secret_forms.py",
+    "tests/core/tools/test_web_fetch.py",
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One guard switched off: in `path`, `before` becomes `after`."""
+
+    name: str
+    path: str
+    before: str
+    after: str
+
+
+FLOW = "core/governance/flow.py"
+CHECKS = "core/agent/flow_checks.py"
+MUTANTS = (
+    Mutant("no egress check", FLOW, "    if not flow.holds_private:\n", "    if True:\n"),
+    Mutant("stranger's links always quoted", FLOW,
+           "return any(value in text for text in self.stranger_text)", "return True"),
+    Mutant("everything named by the owner", FLOW,
+           "        value = value.strip()\n        if not value:\n            return False\n",
+           "        return True\n"),
+    Mutant("short names count as named", FLOW,
+           'return "." in name or "/" in name or len(name) >= 3', "return True"),
+    Mutant("no change check", FLOW,
+           "    if not flow.read_strangers or not spec.changes:", "    if True:"),
+    Mutant("no .git check", FLOW, "    if inside_git:", "    if False:"),
+    Mutant("files are not strangers' text", FLOW,
+           '"file.read": ToolFlow(CONTENTS)', '"file.read": ToolFlow(PRIVATE)'),
+    Mutant("no quarantine", CHECKS,
+           "provenance = Provenance.TOOL if held else Provenance.AGENT",
+           "provenance = Provenance.AGENT"),
+    Mutant("no sensitive-operand check", CHECKS,
+           "            ask = ask_to_read_sensitive(action.command)", "            pass"),
+    Mutant("no glob check", CHECKS, 'if not any(ch in word for ch in "*?["):', "if True:"),
+    Mutant("no outbound secret check", CHECKS,
+           "        return any(carries_secret(text, self._redactor)",
+           "        return False and any(carries_secret(text, self._redactor)"),
+    Mutant("no encoded masking", "core/llm/redaction.py",
+           "value = mask_encoded(self._secrets.text(value), self._secrets)",
+           "value = self._secrets.text(value)"),
+    Mutant("no forced ask", "core/governance/gateway.py",
+           "if ask is not None and decision.verdict is not Verdict.DENY:", "if False:"),
+    Mutant("no ask after a dry run", "core/governance/gateway.py",
+           "if call.ask_if_changes is not None and decision.verdict",
+           "if False and decision.verdict"),
+    Mutant("no links listed", "core/tools/readable.py",
+           "return Page(title, text, cut or more, links(root, base))",
+           "return Page(title, text, cut or more)"),
+)  # fmt: skip
+
+
+def survives(mutant: Mutant, scratch: Path) -> bool:
+    """Apply `mutant` to a fresh copy and run the tests there; True when they still pass."""
+    copy = scratch / "repo"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__"))
+    target = copy / mutant.path
+    text = target.read_text()
+    if mutant.before not in text:
+        raise SystemExit(f"{mutant.name}: {mutant.path} no longer holds {mutant.before!r}")
+    target.write_text(text.replace(mutant.before, mutant.after, 1))
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *TESTS]
+    done = subprocess.run(command, cwd=copy, capture_output=True, text=True, check=False)
+    return done.returncode == 0
+
+
+def main() -> int:
+    """Run every mutant; exit 1 if one survives."""
+    survived = []
+    with tempfile.TemporaryDirectory(prefix="lancelot-mutants-") as scratch:
+        for mutant in MUTANTS:
+            alive = survives(mutant, Path(scratch))
+            print(f"{'SURVIVED' if alive else 'killed  '}  {mutant.name}", flush=True)
+            if alive:
+                survived.append(mutant.name)
+    print(f"{len(MUTANTS) - len(survived)} of {len(MUTANTS)} mutants killed")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
