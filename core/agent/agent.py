@@ -109,8 +109,10 @@ class Agent:
             quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
             quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
-            if quest.flow is not None and quest.context is not None and quest.context.item_ids:
-                quest.flow.knows_private("memory")  # remembered facts are in the prompt
+            if quest.flow is not None and quest.context is not None and quest.context.tokens:
+                # The prompt holds what memory compiled: facts, earlier turns of this chat
+                # (which may quote a private file), past tasks. All of it is the owner's.
+                quest.flow.knows_private("memory")
         async with self._track(quest, event.channel, event.chat_id, text) as task:
             card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:

