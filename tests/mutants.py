@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 TESTS = (
     "tests/core/agent/attacks",
     "tests/core/agent/test_flow_rules.py",
-    "tests/core/security/test_secret_forms.py",
+    "tests/core/receipts/test_encoded_secrets.py",
     "tests/core/tools/test_web_fetch.py",
 )
 
@@ -55,11 +55,11 @@ MUTANTS = (
            "            ask = ask_to_read_sensitive(action.command)", "            pass"),
     Mutant("no glob check", CHECKS, 'if not any(ch in word for ch in "*?["):', "if True:"),
     Mutant("no outbound secret check", CHECKS,
-           "        return any(carries_secret(text, self._redactor)",
-           "        return False and any(carries_secret(text, self._redactor)"),
-    Mutant("no encoded masking", "core/llm/redaction.py",
-           "value = mask_encoded(self._secrets.text(value), self._secrets)",
-           "value = self._secrets.text(value)"),
+           "        return any(self._redactor.carries(text)",
+           "        return False and any(self._redactor.carries(text)"),
+    Mutant("no encoded masking", "core/receipts/redaction.py",
+           "return self._encoded(value) if may_hold_encoding(value) else value",
+           "return value"),
     Mutant("no forced ask", "core/governance/gateway.py",
            "if ask is not None and decision.verdict is not Verdict.DENY:", "if False:"),
     Mutant("no ask after a dry run", "core/governance/gateway.py",

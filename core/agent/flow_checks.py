@@ -23,7 +23,6 @@ from core.governance.flow import (
 )
 from core.memory.model import Provenance
 from core.receipts.redaction import Redactor
-from core.security.secret_forms import carries_secret
 from core.tools.action import ToolAction
 from core.tools.workspace import is_sensitive
 from soul.schema import FlowRules
@@ -56,7 +55,7 @@ class FlowChecks:
         spec = flow_of(capability)
         if not spec.sends and spec is not UNKNOWN:
             return False
-        return any(carries_secret(text, self._redactor) for text in _strings(arguments))
+        return any(self._redactor.carries(text) for text in _strings(arguments))
 
     def judge(
         self, action: ToolAction, flow: RequestFlow | None, tool_outputs: Iterable[str]

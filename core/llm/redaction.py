@@ -8,7 +8,6 @@ from typing import Any
 
 from core.llm.types import CompletionRequest, Message, ToolCall
 from core.receipts.redaction import Redactor
-from core.security.secret_forms import mask_encoded
 
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # 13-19 digits, optionally grouped by spaces or dashes; kept only if the Luhn check passes.
@@ -76,7 +75,7 @@ class PiiRedactor:
         return masked
 
     def _mask(self, value: str) -> str:
-        value = mask_encoded(self._secrets.text(value), self._secrets)  # base64 of a key too
+        value = self._secrets.text(value)  # raw and encoded (base64 of a key too)
         value = EMAIL.sub("[EMAIL]", value)
         value = IBAN.sub("[IBAN]", value)
         value = CARD.sub(_card, value)

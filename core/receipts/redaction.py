@@ -6,8 +6,20 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote_plus
+
+from core.receipts.encodings import (
+    BASE64_RUN,
+    HEX_RUN,
+    URL_RUN,
+    base64_texts,
+    decodings,
+    hex_texts,
+    may_hold_encoding,
+)
 
 MASK = "[REDACTED]"
+ENCODING_DEPTH = 3  # base64 of the URL-encoding of hex, and no further (values are bounded)
 
 # Well-known credential shapes, each with the fixed text it cannot match without: a pattern
 # runs only on text holding one of its marks (a substring test is far cheaper than a regex
@@ -76,7 +88,16 @@ class Redactor:
             self.generation += 1
 
     def text(self, value: str) -> str:
-        """Mask secrets inside a string."""
+        """Mask secrets inside a string: raw, and every run that decodes to one (base64,
+        hex, URL-encoded, one inside another)."""
+        value = self._raw(value)
+        return self._encoded(value) if may_hold_encoding(value) else value
+
+    def carries(self, value: str) -> bool:
+        """Whether `value` holds a secret in any form this redactor would mask."""
+        return self.text(value) != value
+
+    def _raw(self, value: str) -> str:
         for secret in self._known:
             if secret in value:
                 value = value.replace(secret, MASK)
@@ -85,6 +106,25 @@ class Redactor:
         if _may_be_labelled(value):
             value = _LABELLED.sub(lambda m: m.group(1) + MASK, value)
         return value
+
+    def _encoded(self, value: str) -> str:
+        """`value` with each encoded run that decodes to a secret masked whole."""
+
+        def run(decoded: list[str], match: re.Match[str]) -> str:
+            hidden = any(self._hides(text, ENCODING_DEPTH - 1) for text in decoded)
+            return MASK if hidden else match.group()
+
+        value = BASE64_RUN.sub(lambda m: run(base64_texts(m.group()), m), value)
+        value = HEX_RUN.sub(lambda m: run(hex_texts(m.group()), m), value)
+        if "%" in value:
+            value = URL_RUN.sub(lambda m: run([unquote_plus(m.group())], m), value)
+        return value
+
+    def _hides(self, text: str, depth: int) -> bool:
+        """Whether decoded `text`, or what it decodes to in turn, holds a raw secret."""
+        if self._raw(text) != text:
+            return True
+        return depth > 0 and any(self._hides(d, depth - 1) for d in decodings(text))
 
     def value(self, value: Any) -> Any:
         """Mask secrets anywhere inside JSON-like data; values under secret-named keys go whole."""

@@ -1,16 +1,19 @@
-"""Secrets in disguise are found: raw, URL-encoded, base64 (plain, URL-safe, unpadded, at any
+"""Secrets in disguise are found and masked wherever the redactor runs (receipts, logs,
+prompts, outbound arguments): raw, URL-encoded, base64 (plain, URL-safe, unpadded, at any
 offset), hex, and one inside another; text that only looks encoded is left alone."""
 
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from core.llm.redaction import PiiRedactor
+from core.receipts.ledger import SqliteLedger
+from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.redaction import MASK, Redactor
-from core.security.secret_forms import carries_secret, mask_encoded
 
 KEY = "sk-test-NOT-A-REAL-KEY-000000000000"
 LINE = f"DB_PASSWORD=not-a-real-password-4417\nOPENAI_API_KEY={KEY}\n"
@@ -35,7 +38,7 @@ FORMS = {
 
 @pytest.mark.parametrize("form", list(FORMS))
 def test_a_secret_is_found_in_every_form(form: str) -> None:
-    assert carries_secret(FORMS[form], Redactor())
+    assert Redactor().carries(FORMS[form])
 
 
 @pytest.mark.parametrize(
@@ -49,7 +52,7 @@ def test_a_secret_is_found_in_every_form(form: str) -> None:
     ],
 )
 def test_ordinary_text_carries_no_secret(text: str) -> None:
-    assert not carries_secret(text, Redactor())
+    assert not Redactor().carries(text)
 
 
 def test_an_encoded_secret_never_reaches_the_model() -> None:
@@ -59,4 +62,23 @@ def test_an_encoded_secret_never_reaches_the_model() -> None:
     assert b64(LINE) not in masked
     assert MASK in masked
     assert b64("Plant peas.") in masked  # not a secret: kept
-    assert mask_encoded(LINE.encode().hex(), Redactor()) == MASK
+    assert Redactor().text(LINE.encode().hex()) == MASK
+
+
+async def test_a_receipt_never_keeps_an_encoded_secret(tmp_path: Path) -> None:
+    """A command's output (base64 -w0 .env) is chained with the encoded run masked."""
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        receipt = Receipt(
+            action_type="tool_run",
+            action_name="shell.exec",
+            inputs={"command": "base64 -w0 .env"},
+            outputs={"output": b64(LINE), "hex": LINE.encode().hex()},
+            status=ReceiptStatus.SUCCESS,
+        )
+        ledger.append(receipt)
+        await ledger.flush()
+        stored = await ledger.get(receipt.id)
+    assert stored is not None
+    assert b64(LINE) not in stored.outputs
+    assert LINE.encode().hex() not in stored.outputs
+    assert stored.decoded("outputs") == {"output": MASK, "hex": MASK}
