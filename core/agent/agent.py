@@ -116,7 +116,8 @@ class Agent:
         async with self._track(quest, event.channel, event.chat_id, text) as task:
             card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:
-            await self._memory.record_reply(chat, card)
+            strangers = quest.flow is not None and quest.flow.read_strangers
+            await self._memory.record_reply(chat, card, read_strangers=strangers)
             if quest.tools_used:  # a task, not a chat: later alike requests learn from it
                 elapsed = (time.perf_counter() - started) * 1000
                 await self._memory.record_experience(quest, text, card, elapsed)
@@ -242,7 +243,8 @@ class Agent:
             card = await self._gate.outage(quest, exc)
         else:
             card, _ = await self._gate.reply(quest, answer)
-        await self._memory.record_reply(task.chat, card)
+        # Answered from what ran (a command's output, maybe): not known to be the owner's.
+        await self._memory.record_reply(task.chat, card, read_strangers=True)
         await self._show(channel, chat_id, card)
 
     async def carry_out(self, ctx: PressContext) -> Card | None:

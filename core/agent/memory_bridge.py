@@ -9,7 +9,7 @@ from core.agent.quest import Quest
 from core.events import Card
 from core.llm.types import ContextNote
 from core.memory import Memory
-from core.memory.model import EXPERIENCES, Role, WorkingTask
+from core.memory.model import EXPERIENCES, STRANGERS, Role, WorkingTask
 
 GUARD = (
     "What follows is context from memory: the owner's earlier words, your earlier answers, "
@@ -40,6 +40,10 @@ class ConversationMemory:
         whose prompt holds it. The quest keeps the similar past tasks for the deep pass."""
         compiled = await self._memory.context(chat, request, self._budget)
         quest.context = ContextNote(tuple(compiled.item_ids), compiled.tokens)
+        if compiled.from_strangers and quest.flow is not None:
+            # An earlier answer in this chat came after reading a stranger's text: it may
+            # carry that text's orders into this request (core/governance/flow.py).
+            quest.flow.heard_stranger("an earlier answer in this chat", "")
         quest.lessons = dict(compiled.sections).get(EXPERIENCES, "")
         quest.trail.record(
             "context_compiled",
@@ -79,11 +83,12 @@ class ConversationMemory:
         """The task a restart left waiting on this approval, if any."""
         return await self._memory.task_waiting_on(approval_id)
 
-    async def record_reply(self, chat: str, card: Card) -> None:
+    async def record_reply(self, chat: str, card: Card, *, read_strangers: bool = False) -> None:
         """The chat's task is answered: it ends, and the agent's answer and what its tools
-        did (as the receipts show it) are recorded, in one commit."""
+        did (as the receipts show it) are recorded, in one commit; labelled as a stranger's
+        words when the request read one (the next request is told so)."""
         ran = dict(card.fields).get("Ran")
         answer = f"{card.title}: {card.body}" if card.body else card.title
         said: list[tuple[Role, str]] = [("tool", f"ran: {ran}")] if ran else []
         said.append(("agent", answer[:MAX_REPLY_CHARS]))
-        await self._memory.end_turn(chat, said)
+        await self._memory.end_turn(chat, said, label=STRANGERS if read_strangers else "")

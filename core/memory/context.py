@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.memory.blocks import SPECS, Block
-from core.memory.model import EXPERIENCES, CompiledContext, Experience, Item, Turn, WorkingTask
+from core.memory.model import (
+    EXPERIENCES,
+    STRANGERS,
+    CompiledContext,
+    Experience,
+    Item,
+    Turn,
+    WorkingTask,
+)
 
 CORE_SHARE, TASK_SHARE, RECALL_SHARE = 0.30, 0.15, 0.20
 _CUT = "…"
@@ -36,7 +44,7 @@ class Material:
 
     blocks: dict[Block, Item] = field(default_factory=dict)
     task: WorkingTask | None = None
-    summary: tuple[str, str] | None = None  # (id, text)
+    summary: tuple[str, str, str] | None = None  # (id, text, label)
     turns: Sequence[Turn] = ()  # oldest first
     facts: Sequence[Item] = ()
     experiences: Sequence[Experience] = ()
@@ -48,6 +56,7 @@ class _Builder:
         self.used = 0
         self.sections: list[tuple[str, str]] = []
         self.ids: list[str] = []
+        self.from_strangers = False  # a turn or summary said after reading strangers went in
 
     def left(self, share: float = 1.0) -> int:
         return max(0, min(int(self.budget * share), self.budget - self.used))
@@ -74,7 +83,7 @@ def compile_context(material: Material, budget_tokens: int) -> CompiledContext:
     _add_conversation(b, material.summary, material.turns)
     b.budget += held
     _add_recall(b, material.facts, material.experiences)
-    return CompiledContext(b.sections, b.ids, b.used)
+    return CompiledContext(b.sections, b.ids, b.used, b.from_strangers)
 
 
 def _add_blocks(b: _Builder, blocks: dict[Block, Item]) -> None:
@@ -97,10 +106,13 @@ def _task_text(task: WorkingTask) -> str:
     return "\n".join(lines)
 
 
-def _add_conversation(b: _Builder, summary: tuple[str, str] | None, turns: Sequence[Turn]) -> None:
+def _add_conversation(
+    b: _Builder, summary: tuple[str, str, str] | None, turns: Sequence[Turn]
+) -> None:
     title = "Earlier in this conversation (summary)"
     if summary is not None:
         b.add(title, cut(summary[1], b.left(0.5) - tokens(title)), [summary[0]])
+        b.from_strangers |= summary[2] == STRANGERS
     room = b.left() - tokens("Recent conversation")
     taken: list[Turn] = []
     lines: list[str] = []
@@ -116,6 +128,7 @@ def _add_conversation(b: _Builder, summary: tuple[str, str] | None, turns: Seque
         lines.append(line)
         room -= cost
     b.add("Recent conversation", "\n".join(reversed(lines)), [t.id for t in reversed(taken)])
+    b.from_strangers |= any(t.label == STRANGERS for t in taken)
 
 
 def _add_recall(b: _Builder, facts: Sequence[Item], experiences: Sequence[Experience]) -> None:

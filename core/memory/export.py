@@ -32,11 +32,11 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "change": ("memory_changes", ("commit_n", "pos", "op", "item_id", "before", "after")),
     "turn": (
         "memory_turns",
-        ("n", "chat", "conversation", "role", "text", "receipt_id", "at", "summarised"),
+        ("n", "chat", "conversation", "role", "text", "receipt_id", "at", "summarised", "label"),
     ),
     "summary": (
         "memory_summaries",
-        ("n", "chat", "conversation", "text", "first_turn", "last_turn", "at"),
+        ("n", "chat", "conversation", "text", "first_turn", "last_turn", "at", "label"),
     ),
     "task": (
         "memory_tasks",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from core.clock import iso
 from core.memory.edits import Edit
-from core.memory.model import CleanupReport, Commit, Provenance, Tier
+from core.memory.model import STRANGERS, CleanupReport, Commit, Provenance, Tier
 from core.memory.search import all_words
 from core.memory.store import MemoryStore, Row
 from core.memory.working import Tasks
@@ -88,20 +88,24 @@ async def _summarise(
     """Summarise the oldest `take` unsummarised turns of one conversation; how many."""
     async with store.transaction() as w:
         turns = await w.fetch(
-            "SELECT n, role, text, at FROM memory_turns WHERE chat = ? AND conversation = ?"
+            "SELECT n, role, text, at, label FROM memory_turns WHERE chat = ? AND conversation = ?"
             " AND summarised = 0 ORDER BY n LIMIT ?",
             (chat, conversation, take),
         )
         earlier = await w.fetch_one(
-            "SELECT text FROM memory_summaries WHERE chat = ? AND conversation = ?"
+            "SELECT text, label FROM memory_summaries WHERE chat = ? AND conversation = ?"
             " ORDER BY n DESC LIMIT 1",
             (chat, conversation),
         )
-        text = summary_of(turns, earlier[0] if earlier else None)
+        text = summary_of([t[:4] for t in turns], earlier[0] if earlier else None)
+        # A summary of words a stranger may have shaped is labelled as they were.
+        labels = {t[4] for t in turns} | ({earlier[1]} if earlier else set())
+        label = STRANGERS if STRANGERS in labels else ""
         await w.insert(
-            "INSERT INTO memory_summaries (chat, conversation, text, first_turn, last_turn, at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (chat, conversation, text, turns[0][0], turns[-1][0], now),
+            "INSERT INTO memory_summaries"
+            " (chat, conversation, text, first_turn, last_turn, at, label)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (chat, conversation, text, turns[0][0], turns[-1][0], now, label),
         )
         await w.execute(
             "UPDATE memory_turns SET summarised = 1 WHERE chat = ? AND conversation = ?"

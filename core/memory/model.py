@@ -51,6 +51,9 @@ class UndoRefused(MemoryRefused):
     """A commit cannot be undone: a later commit changed the same items, or it was undone."""
 
 
+STRANGERS = "strangers"  # a turn's label: its words may have been shaped by a stranger's text
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One message of a conversation: the owner's words, the agent's answer or a tool's result."""
@@ -62,6 +65,7 @@ class Turn:
     text: str
     at: float
     receipt_id: str | None = None
+    label: str = ""  # STRANGERS: said after the request read a stranger's text
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,7 @@ class CompiledContext:
     sections: list[tuple[str, str]] = field(default_factory=list)
     item_ids: list[str] = field(default_factory=list)
     tokens: int = 0
+    from_strangers: bool = False  # it holds a turn (or summary) said after reading strangers
 
 
 @dataclass(frozen=True, slots=True)

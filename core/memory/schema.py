@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import aiosqlite
+
 from core.state import Schema
 
 _TABLES = """
@@ -152,5 +154,16 @@ CREATE TRIGGER IF NOT EXISTS memory_experiences_ad AFTER DELETE ON memory_experi
 END;
 """
 
-SCHEMA = Schema("memory", (_TABLES + _SEARCH,))
+async def _add_labels(db: aiosqlite.Connection) -> None:
+    """Step 2: where a turn's (and a summary's) words came from; "strangers": said after
+    the request read a page, a file or a voice note, so the next request is told so.
+    Columns already there (a home stamped from before versions) are left as they are."""
+    for table in ("memory_turns", "memory_summaries"):
+        async with db.execute(f"PRAGMA table_info({table})") as cur:
+            present = {row[1] for row in await cur.fetchall()}
+        if "label" not in present:
+            await db.execute(f"ALTER TABLE {table} ADD COLUMN label TEXT NOT NULL DEFAULT ''")
+
+
+SCHEMA = Schema("memory", (_TABLES + _SEARCH, _add_labels))
 """memory.db's one owner; its version is the file's PRAGMA user_version."""

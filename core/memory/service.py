@@ -218,16 +218,19 @@ class Memory:
         """The task waiting on this approval, to resume it (after a restart too)."""
         return await self.tasks.waiting_on(approval_id)
 
-    async def end_turn(self, chat: str, said: Sequence[tuple[Role, str]]) -> None:
+    async def end_turn(
+        self, chat: str, said: Sequence[tuple[Role, str]], *, label: str = ""
+    ) -> None:
         """The chat's request is answered: its task ends and what was said after it is
-        recorded (secrets masked), in one commit."""
+        recorded (secrets masked), in one commit, with `label` (STRANGERS: the request read
+        a stranger's text, which may have shaped these words)."""
         at = self._clock.time()
         conversation = await self.turns.current(chat, at)
         for role, _ in said:
             if role not in ROLES:
                 raise ValueError(f"a turn's role is one of {', '.join(ROLES)}, not {role!r}")
         queries = [end_query(chat)] + [
-            insert_query(chat, conversation, role, self._redactor.text(text), None, at)
+            insert_query(chat, conversation, role, self._redactor.text(text), None, at, label)
             for role, text in said
         ]
         await self.store.write_many(queries)

@@ -12,13 +12,13 @@ from core.memory.store import MemoryStore, Query, Row
 
 MAX_TURN_CHARS = 16_000  # a longer turn (a tool's whole output) is cut: the context is bounded
 _CUT = " […]"
-_TURN = "SELECT n, chat, conversation, role, text, at, receipt_id FROM memory_turns"
+_TURN = "SELECT n, chat, conversation, role, text, at, receipt_id, label FROM memory_turns"
 
 
 def turn_of(row: Row) -> Turn:
     """A memory_turns row as a Turn."""
-    n, chat, conversation, role, text, at, receipt_id = row
-    return Turn(f"t{n}", chat, conversation, cast(Role, role), text, at, receipt_id)
+    n, chat, conversation, role, text, at, receipt_id, label = row
+    return Turn(f"t{n}", chat, conversation, cast(Role, role), text, at, receipt_id, label)
 
 
 def bounded(text: str) -> str:
@@ -29,13 +29,19 @@ def bounded(text: str) -> str:
 
 
 def insert_query(
-    chat: str, conversation: int, role: Role, text: str, receipt_id: str | None, at: float
+    chat: str,
+    conversation: int,
+    role: Role,
+    text: str,
+    receipt_id: str | None,
+    at: float,
+    label: str = "",
 ) -> Query:
-    """Append a turn (already redacted; cut to MAX_TURN_CHARS here)."""
+    """Append a turn (already redacted; cut to MAX_TURN_CHARS here) with its label."""
     return Query(
-        "INSERT INTO memory_turns (chat, conversation, role, text, receipt_id, at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (chat, conversation, role, bounded(text), receipt_id, at),
+        "INSERT INTO memory_turns (chat, conversation, role, text, receipt_id, at, label)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (chat, conversation, role, bounded(text), receipt_id, at, label),
     )
 
 
@@ -64,15 +70,15 @@ def parse_recent(rows: Sequence[Row], chars: int | None = None) -> list[Turn]:
 def summary_query(chat: str, conversation: int) -> Query:
     """The newest summary of a conversation."""
     return Query(
-        "SELECT n, text FROM memory_summaries WHERE chat = ? AND conversation = ?"
+        "SELECT n, text, label FROM memory_summaries WHERE chat = ? AND conversation = ?"
         " ORDER BY n DESC LIMIT 1",
         (chat, conversation),
     )
 
 
-def parse_summary(rows: Sequence[Row]) -> tuple[str, str] | None:
-    """(id, text) of a summary_query's summary."""
-    return (f"s{rows[0][0]}", str(rows[0][1])) if rows else None
+def parse_summary(rows: Sequence[Row]) -> tuple[str, str, str] | None:
+    """(id, text, label) of a summary_query's summary."""
+    return (f"s{rows[0][0]}", str(rows[0][1]), str(rows[0][2])) if rows else None
 
 
 class Conversations:
@@ -122,8 +128,8 @@ class Conversations:
         self._current.pop(chat, None)
         return await self.current(chat, at)
 
-    async def summary(self, chat: str) -> tuple[str, str] | None:
-        """(id, text) of the newest summary of the chat's current conversation, if any."""
+    async def summary(self, chat: str) -> tuple[str, str, str] | None:
+        """(id, text, label) of the newest summary of the chat's current conversation, if any."""
         query = summary_query(chat, await self.current(chat, 0.0))
         return parse_summary(await self._store.read(query.sql, query.params))
 
@@ -133,7 +139,7 @@ class Conversations:
         if expression is None:
             return []
         rows = await self._store.read(
-            "SELECT t.n, t.chat, t.conversation, t.role, t.text, t.at, t.receipt_id"
+            "SELECT t.n, t.chat, t.conversation, t.role, t.text, t.at, t.receipt_id, t.label"
             " FROM memory_turns_fts JOIN memory_turns AS t ON t.n = memory_turns_fts.rowid"
             " WHERE memory_turns_fts MATCH ? ORDER BY memory_turns_fts.rank LIMIT ?",
             (expression, max(0, limit)),

@@ -70,7 +70,7 @@ RELEASED = {
     "onboarding": ["1516d8131ea40bfa"],
     "scheduler": ["c431f7a7d468fd6b", "20dc5d7a3079eb6e", "dbb06b5dace40dfa"],
     "ledger": ["d786dbb1341b0d89"],
-    "memory": ["7f0594a71383aef3"],
+    "memory": ["7f0594a71383aef3", "5273ce959b7f4747"],
     "search": ["ef9c5b043d0b4dcb"],
 }
 JOBS = """

@@ -12,9 +12,11 @@ import pytest
 
 from core.errors import StorageError
 from core.memory import Memory, MemoryStore, Provenance
+from core.memory.model import STRANGERS
 from core.memory.schema import SCHEMA
 from core.memory.store import Query
 from core.receipts.ledger import SqliteLedger
+from core.state import statements
 from tests.core.memory.conftest import Home
 from tests.fakes.calendar import CalendarClock
 
@@ -141,3 +143,29 @@ async def test_a_write_whose_caller_is_cancelled_lands_whole(tmp_path: Path) -> 
         await store.write("INSERT INTO memory_used (id, at) VALUES ('after', 9999)")
         (count,) = await store.read("SELECT count(*) FROM memory_used")
     assert count[0] in (1, 2001)  # all of it or none of it, never a part
+
+
+async def test_a_version_1_memory_gets_labels_and_keeps_its_turns(
+    tmp_path: Path, ledger: SqliteLedger
+) -> None:
+    """Version 2 adds where a turn's words came from; what version 1 held stays, unlabelled."""
+    path = tmp_path / "memory.db"
+    db = sqlite3.connect(path)
+    for statement in statements(SCHEMA.steps[0]):  # type: ignore[arg-type]
+        db.execute(statement)
+    db.execute("INSERT INTO memory_chats (chat, conversation, started_at) VALUES ('c1', 1, 0)")
+    db.execute(
+        "INSERT INTO memory_turns (chat, conversation, role, text, at)"
+        " VALUES ('c1', 1, 'owner', 'hello from version 1', 0)"
+    )
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    async with MemoryStore(path) as store:
+        memory = Memory(store, ledger)
+        [turn] = await memory.conversation("c1")
+        assert (turn.text, turn.label) == ("hello from version 1", "")
+        await memory.end_turn("c1", [("agent", "a page said so")], label=STRANGERS)
+        labels = [t.label for t in await memory.conversation("c1")]
+    assert labels == ["", STRANGERS]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (2,)
