@@ -19,6 +19,7 @@ TESTS = (
     "tests/core/agent/test_flow_rules.py",
     "tests/core/receipts/test_encoded_secrets.py",
     "tests/core/tools/test_web_fetch.py",
+    "tests/core/tools/test_repo_ops.py",
 )
 
 
@@ -65,6 +66,14 @@ MUTANTS = (
     Mutant("no ask after a dry run", "core/governance/gateway.py",
            "if call.ask_if_changes is not None and decision.verdict",
            "if False and decision.verdict"),
+    Mutant("earlier answers not read as strangers'", "core/agent/memory_bridge.py",
+           "if compiled.from_strangers and quest.flow is not None:", "if False:"),
+    Mutant("answers kept unlabelled", "core/agent/memory_bridge.py",
+           'label=STRANGERS if read_strangers else ""', 'label=""'),
+    Mutant("memory in the prompt not private", "core/agent/agent.py",
+           'quest.flow.knows_private("memory")', "pass"),
+    Mutant("repository pointers followed", "core/tools/repo_ops.py",
+           "        self._refuse_paths_out(repo)\n", ""),
     Mutant("no links listed", "core/tools/readable.py",
            "return Page(title, text, cut or more, links(root, base))",
            "return Page(title, text, cut or more)"),

@@ -154,6 +154,7 @@ CREATE TRIGGER IF NOT EXISTS memory_experiences_ad AFTER DELETE ON memory_experi
 END;
 """
 
+
 async def _add_labels(db: aiosqlite.Connection) -> None:
     """Step 2: where a turn's (and a summary's) words came from; "strangers": said after
     the request read a page, a file or a voice note, so the next request is told so.

@@ -59,6 +59,10 @@ OVERRIDES = (
 )
 
 
+# Files in .git that point git at another repository's objects or refs.
+POINTERS = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
+
+
 class RepoOps:
     """The repo.* capabilities on the repository at params["path"] (default: the workspace)."""
 
@@ -80,6 +84,7 @@ class RepoOps:
         if action.capability not in CAPABILITIES:
             raise ToolFailed(f"RepoOps does not serve {action.capability}")
         repo = self._repo(action.params)
+        self._refuse_paths_out(repo)
         await self._refuse_risky_config(repo)
         op = action.capability.removeprefix("repo.")
         result: ToolResult = await getattr(self, f"_{op}")(repo, action.params)
@@ -91,6 +96,29 @@ class RepoOps:
         if git_dir.is_symlink() or not git_dir.is_dir():
             raise ToolFailed(f"{self._ws.display(repo)} is not a git repository")
         return repo
+
+    def _refuse_paths_out(self, repo: Path) -> None:
+        """Refuse a repository whose own files send git elsewhere: a commondir or an
+        alternates file (another repository's refs and objects, read on the host), or a
+        part of .git that resolves outside the workspace (a symlinked objects folder)."""
+        git_dir = repo / ".git"
+        for name in POINTERS:
+            if (git_dir / name).exists() or (git_dir / name).is_symlink():
+                raise PolicyDenied(
+                    "repo-points-outside",
+                    (f"Remove .git/{name} by hand if you meant it, then try again.",),
+                    message=f"the repository's .git/{name} would make git read another one",
+                )
+        root = self._ws.root.resolve()
+        parts = [*git_dir.iterdir(), *_entries(git_dir / "objects"), *_tree(git_dir / "refs")]
+        for part in parts:
+            if not part.resolve().is_relative_to(root):
+                shown = part.relative_to(git_dir)
+                raise PolicyDenied(
+                    "repo-points-outside",
+                    ("Keep the repository's .git folder inside the workspace.",),
+                    message=f"the repository's .git/{shown} leads outside the workspace",
+                )
 
     async def _refuse_risky_config(self, repo: Path) -> None:
         config = repo / ".git" / "config"
@@ -118,6 +146,7 @@ class RepoOps:
             "LANG": "C.UTF-8",
             "HOME": str(self._ws.root),
             "GIT_DIR": str(repo / ".git"),
+            "GIT_COMMON_DIR": str(repo / ".git"),  # never a commondir's other repository
             "GIT_WORK_TREE": str(repo),
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
@@ -210,6 +239,19 @@ class RepoOps:
         if code != 0 or name.startswith("-"):
             raise ToolFailed(f"{name!r} is not a valid branch name")
         return name
+
+
+def _entries(folder: Path) -> list[Path]:
+    """A folder's entries (none when it is missing or not a folder)."""
+    return list(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+
+
+def _tree(folder: Path) -> list[Path]:
+    """Everything under a small folder (refs/), without following symlinked folders."""
+    found: list[Path] = []
+    for top, dirs, files in os.walk(folder):
+        found.extend(Path(top, name) for name in (*dirs, *files))
+    return found
 
 
 def _numstat_paths(listing: str) -> list[str]:

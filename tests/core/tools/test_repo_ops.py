@@ -164,3 +164,39 @@ async def test_bad_branch_names_are_refused(
 ) -> None:
     with pytest.raises(ToolFailed, match="not a valid branch name"):
         await do(RepoOps(ws, tokens), tokens, "repo.checkout", ref=name)
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    """A repository outside the workspace, holding a secret the workspace must not see."""
+    root = tmp_path / "other"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "secret.txt").write_text("OTHER-REPO-SECRET\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "the other repository's secret")
+    return root
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        lambda repo, other: (repo / ".git" / "commondir").write_text(f"{other}/.git\n"),
+        lambda repo, other: (repo / ".git" / "objects" / "info" / "alternates").write_text(
+            f"{other}/.git/objects\n"
+        ),
+        lambda repo, other: (repo / ".git" / "refs" / "heads" / "other").symlink_to(
+            other / ".git" / "refs" / "heads" / "main"
+        ),
+    ],
+    ids=["commondir", "alternates", "a symlinked ref"],
+)
+async def test_a_repository_that_points_outside_is_refused(
+    ws: Workspace, tokens: CapabilityTokens, repo: Path, elsewhere: Path, point: Any
+) -> None:
+    point(repo, elsewhere)
+    ops = RepoOps(ws, tokens)
+    for capability in ("repo.status", "repo.diff"):
+        with pytest.raises((PolicyDenied, ToolFailed)) as caught:
+            await do(ops, tokens, capability)
+        assert "OTHER-REPO-SECRET" not in str(caught.value)
