@@ -218,7 +218,7 @@ async def _start_kernel(
         secret=secret,
         stack=stack,
         tasks=tasks,
-        bus=Bus(inbox=inbox),
+        bus=Bus(inbox=inbox, redactor=redactor_for(settings)),
         ledger=ledger,
         state=state,
         tokens=tokens,

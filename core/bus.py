@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.channel import Channel, answers_presses
 from core.errors import DeliveryDeferred, DeliveryFailed, LancelotError
 from core.events import ButtonPress, Card, Inbound, MessageRef
+from core.receipts.redaction import Redactor
 
 if TYPE_CHECKING:
     from core.delivery.inbox import UpdateInbox
@@ -26,11 +28,19 @@ class Bus:
     """Carries events both ways and remembers where each card was delivered, so a later
     `update()` edits every copy (on every channel) and a button press can be tied to its card."""
 
-    def __init__(self, max_queue: int = 1000, *, inbox: UpdateInbox | None = None) -> None:
+    def __init__(
+        self,
+        max_queue: int = 1000,
+        *,
+        inbox: UpdateInbox | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         """`inbox`: where channels keep their updates; an event with an `arrival` is marked
-        done there once handled (`finished`)."""
+        done there once handled (`finished`). `redactor`: what no card may carry (a key,
+        raw or encoded, in a command's output), masked in each card before it goes out."""
         self._queue: asyncio.Queue[InboundEvent] = asyncio.Queue(max_queue)
         self._inbox = inbox
+        self._redactor = redactor or Redactor()
         self._channels: dict[str, Channel] = {}
         self._outboxes: dict[str, Outbox] = {}
         self._copies: OrderedDict[str, list[MessageRef]] = OrderedDict()
@@ -89,6 +99,7 @@ class Bus:
         target = self._channels.get(channel)
         if target is None:
             raise DeliveryFailed(f"no channel named {channel!r}")
+        card = self._masked(card)
         outbox = self._outboxes.get(channel)
         if outbox is not None:
             return await outbox.send(channel, chat_id, card, key=key)
@@ -100,6 +111,15 @@ class Bus:
             raise DeliveryFailed(str(exc)) from exc
         self.remember(card.correlation_id, ref)
         return ref
+
+    def _masked(self, card: Card) -> Card:
+        """The card with any secret in its body or fields masked (a chat keeps what it is
+        sent for ever, on the platform's servers too)."""
+        body = self._redactor.text(card.body)
+        fields = tuple((name, self._redactor.text(value)) for name, value in card.fields)
+        if body == card.body and fields == card.fields:
+            return card
+        return replace(card, body=body, fields=fields)
 
     async def broadcast(self, card: Card, *, key: str | None = None) -> list[MessageRef]:
         """Deliver a card to the owner on every channel; failures are logged, not raised.
@@ -117,6 +137,7 @@ class Bus:
     async def update(self, correlation_id: str, card: Card) -> int:
         """Edit every copy of a card; return how many were (or, durably queued, will be)
         edited. Copies still waiting in an outbox go out with the new content instead."""
+        card = self._masked(card)
         edited = 0
         for name, outbox in self._outboxes.items():
             edited += await outbox.revise(name, correlation_id, card)
