@@ -55,7 +55,7 @@ def per_call(checks: FlowChecks, action: ToolAction, calls: int) -> list[float]:
         flow = a_request()
         started = time.perf_counter()
         checks.carries_secret(action.capability, dict(action.params))
-        checks.judge(action, flow, ())
+        checks.judge(action, flow)
         flow.observe(action, PAGE)
         timings.append((time.perf_counter() - started) * 1e6)
     return timings

@@ -100,7 +100,7 @@ class Agent:
         started = time.perf_counter()
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
         chat = f"{event.channel}:{event.chat_id}"
-        if quest.flow is not None and _heard(event, text):
+        if _heard(event, text):
             # A recording may hold anyone's voice: its words are a stranger's, not typed
             # by the owner. What it asks to change or remember waits for a tap.
             quest.flow = RequestFlow(event.text)  # what the owner typed: the caption alone
@@ -109,15 +109,14 @@ class Agent:
             quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
             quest.asked = lambda approval_id: memory.waiting(chat, text, approval_id, receipt_id)
-            if quest.flow is not None and quest.context is not None and quest.context.tokens:
+            if quest.context is not None and quest.context.tokens:
                 # The prompt holds what memory compiled: facts, earlier turns of this chat
                 # (which may quote a private file), past tasks. All of it is the owner's.
                 quest.flow.knows_private("memory")
         async with self._track(quest, event.channel, event.chat_id, text) as task:
             card = await self._handle(quest, event, text, receipt_id, started, task)
         if self._memory is not None:
-            strangers = quest.flow is not None and quest.flow.read_strangers
-            await self._memory.record_reply(chat, card, read_strangers=strangers)
+            await self._memory.record_reply(chat, card, read_strangers=quest.flow.read_strangers)
             if quest.tools_used:  # a task, not a chat: later alike requests learn from it
                 elapsed = (time.perf_counter() - started) * 1000
                 await self._memory.record_experience(quest, text, card, elapsed)

@@ -7,11 +7,9 @@ The rules are the Soul's `flow_rules`; the labels and reasons are core/governanc
 from __future__ import annotations
 
 import fnmatch
-import shlex
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from core.agent.memory_tools import with_provenance
 from core.governance.flow import (
     ASK_MARK,
     UNKNOWN,
@@ -19,6 +17,7 @@ from core.governance.flow import (
     ask_if_it_changes,
     ask_to_change,
     ask_to_send,
+    command_words,
     flow_of,
 )
 from core.memory.model import Provenance
@@ -57,13 +56,9 @@ class FlowChecks:
             return False
         return any(self._redactor.carries(text) for text in _strings(arguments))
 
-    def judge(
-        self, action: ToolAction, flow: RequestFlow | None, tool_outputs: Iterable[str]
-    ) -> tuple[ToolAction, Asks]:
+    def judge(self, action: ToolAction, flow: RequestFlow) -> tuple[ToolAction, Asks]:
         """The action to govern (a remember marked with where its fact came from) and why
         the owner must decide, if they must."""
-        if flow is None:  # no owner's message behind it: the word check of old decides
-            return with_provenance(action, tool_outputs), Asks()
         rules = self._rules()
         spec = flow_of(action.capability)
         if spec.remembers:
@@ -113,11 +108,8 @@ def _globs_sensitive(word: str) -> bool:
 
 
 def _operands(command: str) -> list[str]:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return [w.split("=", 1)[-1] for w in words[1:]]  # --file=.env names .env too
+    """A command's arguments; `--file=.env` names .env too."""
+    return [w.split("=", 1)[-1] for w in command_words(command)[1:]]
 
 
 def _strings(value: object) -> Iterator[str]:

@@ -88,7 +88,7 @@ class ToolLoop:
         ended = True  # not cut short by a stop (the progress then keeps the tool's name)
         try:
             action = addressed(tool.to_action(args), quest.channel)
-            action, asks = self._checks.judge(action, quest.flow, quest.tool_outputs)
+            action, asks = self._checks.judge(action, quest.flow)
             # The owner's Stop cuts short a wait that changes nothing; a change under way
             # finishes first (core/runtime/stopping.py).
             outcome = await stoppable(
@@ -116,8 +116,7 @@ class ToolLoop:
             if ended and quest.progress is not None:
                 quest.progress.tool_done()
         result.outcomes.append(outcome)
-        quest.tool_outputs.append(outcome.output)
-        if quest.flow is not None and outcome.output:
+        if outcome.output:
             quest.flow.observe(action, outcome.output)
         if outcome.receipt_id is not None:
             quest.run_receipts.append(outcome.receipt_id)

@@ -40,7 +40,7 @@ class ConversationMemory:
         whose prompt holds it. The quest keeps the similar past tasks for the deep pass."""
         compiled = await self._memory.context(chat, request, self._budget)
         quest.context = ContextNote(tuple(compiled.item_ids), compiled.tokens)
-        if compiled.from_strangers and quest.flow is not None:
+        if compiled.from_strangers:
             # An earlier answer in this chat came after reading a stranger's text: it may
             # carry that text's orders into this request (core/governance/flow.py).
             quest.flow.heard_stranger("an earlier answer in this chat", "")

@@ -1,24 +1,18 @@
 """remember, recall and forget: the memory tools the model may call, governed like the rest.
 
-A fact the model wants to keep is judged by where its text came from: the model's own words,
-or the output of a tool it ran this turn (a file, a web page). The latter is data, never the
-owner's word, so it waits in quarantine for the owner's Approve.
+A fact the model wants to keep is judged by what the request has read (core/agent/
+flow_checks.py): after a stranger's text, it waits in quarantine for the owner's Approve
+unless its words are the owner's.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from typing import Any
 
 from core.agent.tools import AgentTool
 from core.llm.types import ToolSpec
-from core.memory.model import Provenance
 from core.memory.provider import FORGET, RECALL, REMEMBER
 from core.tools.action import ToolAction
-
-_WORD = re.compile(r"\w{4,}")
-SHARED = 0.6  # share of a fact's words found in one tool output that makes it the tool's
 
 
 def _closed(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
@@ -64,22 +58,3 @@ def memory_tools() -> list[AgentTool]:
             lambda args: ToolAction(FORGET, None, {"id": str(args["id"])}),
         ),
     ]
-
-
-def with_provenance(action: ToolAction, tool_outputs: Iterable[str]) -> ToolAction:
-    """A remember action marked with where its text came from: TOOL when most of its words
-    stand in one output a tool gave this turn (the model is passing data on), else AGENT."""
-    if action.capability != REMEMBER:
-        return action
-    text = str(action.params.get("text", ""))
-    words = {w.lower() for w in _WORD.findall(text)}
-    provenance = Provenance.AGENT
-    for output in tool_outputs:
-        seen = {w.lower() for w in _WORD.findall(output)}
-        flat = " ".join(output.split()).lower()
-        if " ".join(text.split()).lower() in flat or (
-            words and len(words & seen) >= SHARED * len(words)
-        ):
-            provenance = Provenance.TOOL
-            break
-    return ToolAction(action.capability, None, {**action.params, "provenance": str(provenance)})

@@ -39,9 +39,6 @@ class Quest:
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
-    # What tools gave this request, in every step: data, never the owner's word (a fact
-    # taken from it for memory waits in quarantine, see core/agent/memory_tools.py).
-    tool_outputs: list[str] = field(default_factory=list)
     system: str = ""  # the system prompt: the agent's rules, then what memory compiled
     context: ContextNote | None = None  # which memory items `system` holds, for receipts
     lessons: str = ""  # how similar past tasks went (memory's experiences), for the deep pass
@@ -49,9 +46,9 @@ class Quest:
     # Hears the id of an approval this request waits on (kept so a restart can resume it).
     asked: Callable[[str], Awaitable[None]] | None = None
     progress: Progress | None = None  # the message that shows it running, with Stop
-    # What the request has read so far, and from where (core/governance/flow.py); None for
-    # work no owner's message started (a resumed approval keeps the old request's caution).
-    flow: RequestFlow | None = None
+    # What the request has read so far, and from where (core/governance/flow.py). Work no
+    # owner's message started has no owner's words: nothing it changes is named by them.
+    flow: RequestFlow = field(default_factory=lambda: RequestFlow(""))
 
     @property
     def exhausted(self) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -38,30 +37,25 @@ class Label(StrEnum):
 class ToolFlow:
     """What one capability reads and what it sends or changes.
 
-    `reads` gives the labels its output carries (it may look at the action: a file in the
-    inbox is a stranger's); `sends` names the parameters whose values leave the machine;
-    `changes` the parameters naming what it changes (empty: it changes nothing it can name);
+    `reads` gives the labels its output carries; `sends` names the parameters whose values
+    leave the machine; `changes` the parameters naming what it changes (empty: it changes
+    nothing it can name);
     `changes_by_effect`: what it changes is only known from a dry run (the shell).
     """
 
-    reads: Callable[[ToolAction], frozenset[Label]]
+    reads: frozenset[Label]
     sends: tuple[str, ...] = ()
     changes: tuple[str, ...] = ()
     changes_by_effect: bool = False
     remembers: bool = False
 
 
-def _always(*labels: Label) -> Callable[[ToolAction], frozenset[Label]]:
-    found = frozenset(labels)
-    return lambda action: found
-
-
-NOTHING = _always()
-PRIVATE = _always(Label.PRIVATE)
-STRANGERS = _always(Label.STRANGER)
+NOTHING: frozenset[Label] = frozenset()
+PRIVATE = frozenset({Label.PRIVATE})
+STRANGERS = frozenset({Label.STRANGER})
 # A workspace file is the owner's private data, and its words may be anyone's (a cloned
 # repository, a download, a document someone sent): both labels, whatever its name.
-CONTENTS = _always(Label.PRIVATE, Label.STRANGER)
+CONTENTS = frozenset({Label.PRIVATE, Label.STRANGER})
 
 # Capability -> flow. A capability missing here (a skill's, an MCP server's) is judged as the
 # most cautious entry, UNKNOWN: its output is a stranger's, and it may change anything.
@@ -129,7 +123,7 @@ class RequestFlow:
 
     def observe(self, action: ToolAction, output: str) -> None:
         """`action` ran and the model will see `output`: the request now holds its labels."""
-        labels = flow_of(action.capability).reads(action)
+        labels = flow_of(action.capability).reads
         if Label.PRIVATE in labels:
             self.knows_private(_source(action))
         if Label.STRANGER in labels:
@@ -203,7 +197,7 @@ def ask_if_it_changes(flow: RequestFlow, command: str) -> str | None:
     every operand of the command)."""
     if not flow.read_strangers:
         return None
-    operands = [w for w in _words(command)[1:] if not w.startswith("-")]
+    operands = [w for w in command_words(command)[1:] if not w.startswith("-")]
     if operands and all(flow.owner_named(w) for w in operands):
         return None
     return (
@@ -228,7 +222,7 @@ def _lowered(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(text))
 
 
-def _words(command: str) -> list[str]:
+def command_words(command: str) -> list[str]:
     """A command line's words (shell quoting undone; unsplittable: split on spaces)."""
     try:
         return shlex.split(command)

@@ -66,15 +66,15 @@ def test_the_souls_flow_rules_decide() -> None:
     keep = ToolAction("memory.remember", None, {"text": "the page says so"})
 
     strict = FlowChecks()
-    assert ASK_MARK in (strict.judge(out, flow, ())[1].ask or "")
-    assert "the page news.example/x" in (strict.judge(write, flow, ())[1].ask or "")
-    assert strict.judge(keep, flow, ())[0].params["provenance"] == "tool"  # quarantined
+    assert ASK_MARK in (strict.judge(out, flow)[1].ask or "")
+    assert "the page news.example/x" in (strict.judge(write, flow)[1].ask or "")
+    assert strict.judge(keep, flow)[0].params["provenance"] == "tool"  # quarantined
 
     opened = FlowRules(private_egress="allow", stranger_changes="allow", stranger_memory="allow")
     lax = FlowChecks(rules=lambda: opened)
-    assert lax.judge(out, flow, ())[1].ask is None
-    assert lax.judge(write, flow, ())[1].ask is None
-    assert lax.judge(keep, flow, ())[0].params["provenance"] == "agent"
+    assert lax.judge(out, flow)[1].ask is None
+    assert lax.judge(write, flow)[1].ask is None
+    assert lax.judge(keep, flow)[0].params["provenance"] == "agent"
 
 
 def test_what_the_owner_named_may_go_and_change() -> None:
@@ -82,11 +82,11 @@ def test_what_the_owner_named_may_go_and_change() -> None:
     flow.observe(ToolAction("file.read", None, {"path": "/workspace/notes/a.txt"}), "private")
     checks = FlowChecks()
     named = ToolAction("web.fetch", None, {"url": "https://news.example/x"})
-    assert checks.judge(named, flow, ())[1].ask is None
+    assert checks.judge(named, flow)[1].ask is None
     write = ToolAction("file.write", None, {"path": "/workspace/b.txt", "content": "sum"})
-    assert checks.judge(write, flow, ())[1].ask is None
+    assert checks.judge(write, flow)[1].ask is None
     other = ToolAction("file.write", None, {"path": "/workspace/a", "content": "x"})
-    assert checks.judge(other, flow, ())[1].ask is not None  # "a" is no word of the message
+    assert checks.judge(other, flow)[1].ask is not None  # "a" is no word of the message
 
 
 def test_gits_own_files_always_ask_even_when_the_owner_names_them() -> None:
@@ -96,9 +96,9 @@ def test_gits_own_files_always_ask_even_when_the_owner_names_them() -> None:
     checks = FlowChecks()
     for path in (".git/commondir", ".git/hooks/pre-commit", "repo/.git/config"):
         write = ToolAction("file.write", None, {"path": f"/workspace/{path}", "content": "x"})
-        assert ".git folder" in (checks.judge(write, flow, ())[1].ask or ""), path
+        assert ".git folder" in (checks.judge(write, flow)[1].ask or ""), path
     ordinary = ToolAction("file.write", None, {"path": "/workspace/.gitignore", "content": "x"})
-    assert checks.judge(ordinary, flow, ())[1].ask is None
+    assert checks.judge(ordinary, flow)[1].ask is None
 
 
 def test_every_tool_the_model_is_offered_has_a_flow_and_a_tier(tmp_path: Path) -> None:
