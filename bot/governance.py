@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.kernel import Kernel
-from bot.sandbox import add_shell_providers
+from bot.sandbox import add_shell_providers, open_effects
 from bot.tools import build_tool_router
 from core.commands.registry import CommandRegistry
 from core.errors import StorageError
@@ -94,8 +94,9 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     policy = PolicyEngine(keeper, capabilities, switch.active)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
-    router = build_tool_router(app.settings, app.features, workspace, capabilities)
-    shell = await add_shell_providers(app, router, workspace, capabilities)
+    effects = await open_effects(app, workspace, capabilities)
+    router = build_tool_router(app.settings, app.features, workspace, capabilities, effects)
+    shell = await add_shell_providers(app, router, workspace, capabilities, effects)
     if memory is not None:  # remember/recall/forget are governed tools like the rest
         router.register(MemoryTools(memory, capabilities), CAPABILITIES, local=True)
     undo = UndoDesk(shell.effects, app.tokens, app.ledger)

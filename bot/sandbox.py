@@ -54,8 +54,29 @@ def effect_settings(settings: Settings) -> EffectSettings:
     )
 
 
+async def open_effects(
+    app: Kernel, workspace: Workspace, capabilities: CapabilityTokens
+) -> ShellEffects:
+    """The effect engine (dry runs, applied changes and their backups), on `app.stack`: the
+    shell's dry runs and the file tools' writes go through it, so /undo covers both."""
+    effects = ShellEffects(
+        DockerEngine(),
+        workspace,
+        app.home,
+        capabilities,
+        sandbox_limits(app.settings),
+        effect_settings(app.settings),
+    )
+    await app.stack.enter_async_context(effects)
+    return effects
+
+
 async def add_shell_providers(
-    app: Kernel, router: ToolRouter, workspace: Workspace, capabilities: CapabilityTokens
+    app: Kernel,
+    router: ToolRouter,
+    workspace: Workspace,
+    capabilities: CapabilityTokens,
+    effects: ShellEffects,
 ) -> ShellKit:
     """Register the Docker sandbox (above SafeREPL) and the host shell (between them, only
     with FEATURE_TOOLS_HOST_EXECUTION) for shell.exec, and the effect engine's apply for
@@ -65,13 +86,8 @@ async def add_shell_providers(
     `sandbox.warm_at_start` is off); a down engine never stops startup.
     """
     limits = sandbox_limits(app.settings)
-    engine = DockerEngine()
-    sandbox = DockerSandbox(engine, workspace, capabilities, limits)
+    sandbox = DockerSandbox(DockerEngine(), workspace, capabilities, limits)
     await app.stack.enter_async_context(sandbox)
-    effects = ShellEffects(
-        engine, workspace, app.home, capabilities, limits, effect_settings(app.settings)
-    )
-    await app.stack.enter_async_context(effects)
     if app.settings.sandbox.warm_at_start:
         sandbox.warm()
         app.tasks.spawn(effects.warm(), name="dry-run-warm", report=False)

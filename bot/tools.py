@@ -9,7 +9,7 @@ from core.security.sanitizer import Sanitizer
 from core.tools import deploy_ops, file_ops, repo_ops, ui_builder, web_fetch, web_ops, web_search
 from core.tools.capability import CapabilityTokens
 from core.tools.deploy_ops import DeployOps
-from core.tools.file_ops import FileOps
+from core.tools.file_ops import FileOps, HostChanges
 from core.tools.repo_ops import RepoOps
 from core.tools.router import ToolRouter
 from core.tools.safe_repl import SafeRepl
@@ -33,15 +33,17 @@ def build_tool_router(
     features: FeatureFlags,
     workspace: Workspace,
     capabilities: CapabilityTokens,
+    changes: HostChanges | None = None,
 ) -> ToolRouter:
     """The router with SafeREPL (shell.exec fallback) and the file, repo, web, UI and deploy
-    providers. Safe mode (tools.safe_mode or FEATURE_SAFE_MODE) keeps only `local` ones."""
+    providers. Safe mode (tools.safe_mode or FEATURE_SAFE_MODE) keeps only `local` ones.
+    With `changes` (the effect engine), file writes, deletes and moves can be undone."""
     tools = settings.tools
     router = ToolRouter(safe_mode=lambda: tools.safe_mode or features.enabled("SAFE_MODE"))
     router.register(
         SafeRepl(workspace, capabilities), SHELL, priority=SAFE_REPL_PRIORITY, local=True
     )
-    router.register(FileOps(workspace, capabilities), file_ops.CAPABILITIES, local=True)
+    router.register(FileOps(workspace, capabilities, changes), file_ops.CAPABILITIES, local=True)
     router.register(
         RepoOps(workspace, capabilities, tools.git_author), repo_ops.CAPABILITIES, local=True
     )

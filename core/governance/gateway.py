@@ -325,4 +325,5 @@ def _ran(base: ToolOutcome, report: RunReport) -> ToolOutcome:
         text=report.text,
         receipt_ids=ids,
         recorded=report.result.recorded or "",
+        change_id=report.result.change_id,
     )

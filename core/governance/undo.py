@@ -77,7 +77,7 @@ class UndoDesk:
         lines, buttons = [], []
         for n, change in enumerate(recent, 1):
             lines.append(
-                f"{n}. {_when(change.applied_at)} $ {change.command}\n"
+                f"{n}. {_when(change.applied_at)} {change.shown}\n"
                 f"   It {change.summary}. Undo until {_when(change.undo_until)}."
             )
             ttl = max(change.undo_until - self._clock(), 1.0)
@@ -107,7 +107,7 @@ class UndoDesk:
         return Card(
             CardKind.NOTICE,
             "Undone",
-            f"$ {change.command}\nEverything is back as it was before this change, which "
+            f"{change.shown}\nEverything is back as it was before this change, which "
             f"{change.summary}.",
         )
 

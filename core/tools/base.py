@@ -26,6 +26,7 @@ class ToolResult:
     provider: str | None = None
     fallback: str | None = None
     recorded: str | None = None
+    change_id: str | None = None  # the applied change /undo can take back, if any
 
 
 def file_digest(path: Path) -> str | None:

@@ -8,22 +8,46 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 from core.errors import PolicyDenied, ToolFailed
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult, bounded
 from core.tools.capability import CapabilityTokens
+from core.tools.effects.files import DirHandles
+from core.tools.effects.host import (
+    BytesSource,
+    MovedSource,
+    TreeTooLarge,
+    delete_effects,
+    move_effects,
+    write_effects,
+)
+from core.tools.effects.model import Effect
+from core.tools.effects.records import Change
+from core.tools.effects.stage import ContentSource
 from core.tools.oserrors import tool_failure
 from core.tools.workspace import Workspace
 
 CAPABILITIES = ("file.read", "file.write", "file.list", "file.delete", "file.move")
+JOURNALED = ("file.write", "file.delete", "file.move")  # the ones /undo can take back
 MAX_READ = 1 << 20
 MAX_ENTRIES = 2000
 _FILE_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW
 
 Params = dict[str, Any]
+Planned = tuple[Sequence[Effect], ContentSource]
+
+
+class HostChanges(Protocol):
+    """The change journal (core.tools.effects.ShellEffects): applies a change with a backup of
+    what it overwrites or deletes, so /undo can take it back."""
+
+    def apply_host(self, label: str, make: Callable[[DirHandles], Planned]) -> Awaitable[Change]:
+        """Apply the effects `make` reads from the workspace; the change as applied."""
+        ...
 
 
 def text_param(params: Params, key: str, default: str | None = None) -> str:
@@ -65,6 +89,12 @@ def file_action(workspace: Workspace, capability: str, params: Params) -> ToolAc
     return ToolAction(capability, None, {**params, **facts})
 
 
+def _still_as_decided(params: Params, effect: Effect, shown: str) -> None:
+    """Governance decided on "nothing is replaced": refuse when something now is."""
+    if params.get("overwrites") is False and effect.before.exists:
+        raise ToolFailed(f"{shown} appeared since this was decided; nothing was changed")
+
+
 def _target(action: ToolAction) -> str:
     """`file.write /workspace/x`: the capability and the path it names, for a message."""
     params = action.params
@@ -78,9 +108,15 @@ class FileOps:
 
     name = "file_ops"
 
-    def __init__(self, workspace: Workspace, capabilities: CapabilityTokens) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        capabilities: CapabilityTokens,
+        changes: HostChanges | None = None,
+    ) -> None:
         self._ws = workspace
         self._capabilities = capabilities
+        self._changes = changes  # with it, writes, deletes and moves can be undone
         self._ops: dict[str, Callable[[Params], ToolResult]] = {
             "file.read": self._read,
             "file.write": self._write,
@@ -100,11 +136,83 @@ class FileOps:
         if op is None:
             raise ToolFailed(f"FileOps does not serve {action.capability}")
         try:
+            if self._changes is not None and action.capability in JOURNALED:
+                return await self._journaled(self._changes, action)
             return await asyncio.to_thread(op, action.params)
         except FileNotFoundError:
             return ToolResult(1, f"{action.capability}: no such file or directory")
         except OSError as exc:  # the owner reads why; the turn goes on
             raise tool_failure(exc, _target(action)) from None
+
+    async def _journaled(self, changes: HostChanges, action: ToolAction) -> ToolResult:
+        """A write, delete or move through the change journal: what it overwrites or
+        deletes is backed up first, and /undo takes it back."""
+        params = action.params
+        try:
+            if action.capability == "file.write":
+                return await self._write_journaled(changes, params)
+            if action.capability == "file.delete":
+                return await self._delete_journaled(changes, params)
+            return await self._move_journaled(changes, params)
+        except TreeTooLarge as exc:
+            raise ToolFailed(f"{_target(action)}: {exc}; nothing was changed") from None
+
+    def _relative(self, real: Path) -> str:
+        return real.relative_to(self._ws.root).as_posix()
+
+    async def _write_journaled(self, changes: HostChanges, params: Params) -> ToolResult:
+        real = self._ws.resolve(text_param(params, "path"))
+        data = text_param(params, "content").encode("utf-8")
+        path, shown = self._relative(real), self._ws.display(real)
+
+        def make(handles: DirHandles) -> Planned:
+            effects = write_effects(handles, path, data)
+            _still_as_decided(params, effects[-1], shown)
+            return effects, BytesSource({path: data})
+
+        change = await changes.apply_host(f"write {shown}", make)
+        sha = hashlib.sha256(data).hexdigest()
+        return ToolResult(
+            0, f"wrote {len(data)} bytes to {shown}", file_changes={shown: sha}, change_id=change.id
+        )
+
+    async def _delete_journaled(self, changes: HostChanges, params: Params) -> ToolResult:
+        real = self._ws.resolve(text_param(params, "path"))
+        path, shown = self._relative(real), self._ws.display(real)
+        if real.is_dir() and not real.is_symlink() and not params.get("recursive"):
+            return ToolResult(1, f"{shown} is a directory (set recursive to delete it)")
+
+        def make(handles: DirHandles) -> Planned:
+            effects = delete_effects(handles, path)
+            if not effects[0].before.exists:
+                raise FileNotFoundError(shown)
+            return effects, BytesSource({})
+
+        change = await changes.apply_host(f"delete {shown}", make)
+        return ToolResult(0, f"deleted {shown}", file_changes={shown: None}, change_id=change.id)
+
+    async def _move_journaled(self, changes: HostChanges, params: Params) -> ToolResult:
+        source = self._ws.resolve(text_param(params, "source"))
+        target = self._ws.resolve(text_param(params, "target"))
+        old, new = self._relative(source), self._relative(target)
+        shown = self._ws.display(target)
+        if target.is_dir():
+            return ToolResult(1, f"{shown} is a directory; name the new path")
+        if new == old or new.startswith(old + "/"):
+            return ToolResult(1, f"{shown} is {self._ws.display(source)} itself or inside it")
+
+        def make(handles: DirHandles) -> Planned:
+            effects, origins = move_effects(handles, old, new)
+            if not effects[0].before.exists:
+                raise FileNotFoundError(self._ws.display(source))
+            moved_to = next(e for e in effects if e.path == new)
+            _still_as_decided(params, moved_to, shown)
+            return effects, MovedSource(handles, origins)
+
+        change = await changes.apply_host(f"move {self._ws.display(source)} to {shown}", make)
+        sha = next((e.after.sha256 for e in change.effects.effects if e.path == new), None)
+        changed = {self._ws.display(source): None, shown: sha}
+        return ToolResult(0, f"moved to {shown}", file_changes=changed, change_id=change.id)
 
     def _read(self, params: Params) -> ToolResult:
         real = self._ws.resolve(text_param(params, "path"))

@@ -22,6 +22,9 @@ class DryRun:
     state: str = "pending"
 
 
+HOST_PREFIX = "h"  # the id of a change a file tool made (a dry run's id is hex)
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """A dry run applied to the workspace (same id). `effects` hold the after states as they
@@ -33,6 +36,11 @@ class Change:
     undo_until: float
     effects: EffectSet
     state: str = "applied"
+
+    @property
+    def shown(self) -> str:
+        """How the owner sees it named: the command line, or what a file tool did."""
+        return self.command if self.id.startswith(HOST_PREFIX) else f"$ {self.command}"
 
     @property
     def summary(self) -> str:

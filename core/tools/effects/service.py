@@ -4,8 +4,9 @@ undo them later. The one door the shell governance uses."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -24,20 +25,24 @@ from core.tools.effects.errors import (
     UndoRefused,
     UndoUnavailable,
 )
+from core.tools.effects.files import DirHandles
 from core.tools.effects.journal import EffectJournal
 from core.tools.effects.model import Effect
 from core.tools.effects.objects import ObjectStore
 from core.tools.effects.overlay import OverlaySlot, SlotFactory
 from core.tools.effects.pool import SlotPool
-from core.tools.effects.records import Change, DryRun
+from core.tools.effects.records import HOST_PREFIX, Change, DryRun
 from core.tools.effects.scan import scan_upper
 from core.tools.effects.sources import ObjectSource, UpperSource
-from core.tools.effects.stage import Plan, abandon, prepare
+from core.tools.effects.stage import ContentSource, Plan, abandon, prepare
 from core.tools.effects.tree import remove_tree
 from core.tools.effects.upkeep import Upkeep
 from core.tools.sandbox.engine import DockerEngine
 from core.tools.sandbox.limits import SandboxLimits
 from core.tools.workspace import Workspace
+
+# What a host change's maker returns: its effects, and where their new contents come from.
+Planned = tuple[Sequence[Effect], ContentSource]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +190,46 @@ class ShellEffects:
             change = replace(change, effects=EffectSet(written, run.effects.git))
             await self._journal.finish_change(run.id, change.effects)
         await asyncio.to_thread(remove_tree, self._runs / run.id)
+        return change
+
+    async def apply_host(self, label: str, make: Callable[[DirHandles], Planned]) -> Change:
+        """Apply a change Lancelot makes itself (a file tool's write, delete or move) through
+        the same journal as a dry run: `make` reads the workspace and returns the effects and
+        where their new contents come from; what they overwrite or delete is backed up first,
+        so /undo can take the change back. ToolFailed when a path changed while it was
+        being read."""
+        async with self._lock:
+            change_id = f"{HOST_PREFIX}{secrets.token_hex(8)}"
+
+            def plan() -> tuple[EffectSet, Plan]:
+                with DirHandles(self._root) as handles:
+                    effects, source = make(handles)
+                    ordered = tuple(sorted(effects, key=_by_path))
+                    return EffectSet(ordered), prepare(self._root, ordered, source, self._store)
+
+            try:
+                effects, staged = await asyncio.to_thread(plan)
+            except StaleEffects as exc:
+                raise ToolFailed(
+                    f"{', '.join(exc.paths)} changed while the change was prepared; "
+                    "nothing was changed"
+                ) from None
+            now = self._clock()
+            change = Change(change_id, label, now, now + self.settings.undo_window_seconds, effects)
+            try:
+                await self._journal.begin_change(replace(change, state="applying"), staged.objects)
+            except BaseException:
+                await asyncio.to_thread(abandon, self._root, staged)
+                raise
+            try:
+                written = await asyncio.to_thread(commit, self._root, staged)
+            except OSError as exc:
+                await self._journal.finish_change(change_id, effects)
+                raise ToolFailed(
+                    f"{label} stopped part way ({exc}); /undo restores what was changed"
+                ) from None
+            change = replace(change, effects=EffectSet(written))
+            await self._journal.finish_change(change_id, change.effects)
         return change
 
     async def _plan_from_upper(self, run: DryRun) -> Plan:

@@ -139,3 +139,29 @@ async def test_repo_status_and_diff_are_read_only_looks(lancelot: Stage) -> None
     assert [r.action_name for r in runs] == ["repo.status", "repo.diff"]
     assert "M a.txt" in runs[0].decoded("outputs")["output"]
     assert {r.decoded("metadata")["tier"] for r in runs} == {"T0"}
+
+
+async def test_an_overwrite_asks_then_keeps_a_backup_that_undo_restores(lancelot: Stage) -> None:
+    notes = lancelot.workspace / "notes.txt"
+    notes.write_text("the owner's list\n")
+    lancelot.model(
+        call("write_file", path="/workspace/notes.txt", content="a new list\n"),
+        final("I rewrote notes.txt.", [("write_file", "/workspace/notes.txt")]),
+    )
+    approval = await lancelot.say("rewrite notes.txt as a new list")
+    assert approval.kind is CardKind.APPROVAL
+    assert notes.read_text() == "the owner's list\n"  # nothing before the tap
+    await tap(lancelot.app, lancelot.phone, approval, "Approve")
+    await lancelot.next_card()
+    assert notes.read_text() == "a new list\n"
+    (run,) = await lancelot.receipts("tool_run")
+    assert run.decoded("metadata")["tier"] == "T3"
+    listing = await lancelot.say("/undo")
+    assert "write /workspace/notes.txt" in listing.body
+    assert "$ write" not in listing.body  # a file tool's change is not shown as a command
+    undone = await tap(lancelot.app, lancelot.phone, listing, "Undo 1")
+    assert undone is not None
+    assert undone.title == "Undone", undone.body
+    assert notes.read_text() == "the owner's list\n"
+    (receipt,) = await lancelot.receipts("change_undone")
+    assert receipt.status == "success"
