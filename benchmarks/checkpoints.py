@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.ledger import batched, receipt
 from core.receipts.checkpoints import CHECKPOINTS_FILE, Checkpointer, CheckpointLog
+from core.receipts.evidence import Evidence
 from core.receipts.ledger import SqliteLedger
 from core.receipts.signing import CheckpointSigner
 from core.receipts.verify import verify_ledger
@@ -89,12 +90,11 @@ def verify_big(count: int) -> None:
         started = time.perf_counter()
         asyncio.run(build(home, count))
         print(f"built a ledger of {count:,} receipts in {time.perf_counter() - started:.0f} s")
-        log = CheckpointLog(home / CHECKPOINTS_FILE)
-        verifier = CheckpointSigner.load_or_create(home).verifier
+        evidence = Evidence.of_home(home, every_receipts=1000)
         load = os.getloadavg()[0]
         started, cpu = time.perf_counter(), time.process_time()
         spawned = resource.getrusage(resource.RUSAGE_CHILDREN)  # the span walkers, once reaped
-        report = verify_ledger(home / "ledger.db", log, verifier)
+        report = verify_ledger(home / "ledger.db", evidence)
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     walkers = (after.ru_utime + after.ru_stime) - (spawned.ru_utime + spawned.ru_stime)

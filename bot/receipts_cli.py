@@ -19,11 +19,11 @@ from bot.ledger import LEDGER_FILE
 from core.config import Settings
 from core.errors import StorageError
 from core.receipts.base import Checkpoint, VerifyReport
-from core.receipts.checkpoints import CHECKPOINTS_FILE, CheckpointLog
+from core.receipts.evidence import Evidence
 from core.receipts.export import stored_rows
+from core.receipts.fingerprints import Fingerprint, KeyFingerprint, parse_against
 from core.receipts.schema import COLUMNS
-from core.receipts.signing import load_verifier
-from core.receipts.verify import Fingerprint, verify_ledger
+from core.receipts.verify import verify_ledger
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FIELDS = tuple(name.strip() for name in COLUMNS.split(","))
@@ -37,8 +37,9 @@ def add_receipts_commands(commands: argparse._SubParsersAction[argparse.Argument
     verify.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     verify.add_argument(
         "--against",
-        metavar="SEQ:HEX",
-        help="also check a fingerprint copied from elsewhere (a digest card in the chat)",
+        metavar="SEQ:HEX|key:HEX",
+        help="also check a fingerprint copied from elsewhere (a digest card in the chat):"
+        " the ledger's at a checkpoint, or the public key's",
     )
     export = commands.add_parser("export", help="receipts as JSON lines, with their hashes")
     export.add_argument("--from", dest="first", type=int, metavar="SEQ", help="from receipt #SEQ")
@@ -70,11 +71,10 @@ def _ledger_path(settings: Settings) -> Path:
 def verify(settings: Settings, *, as_json: bool = False, against: str | None = None) -> int:
     """Verify the home's ledger and print the outcome."""
     try:
-        fingerprint = Fingerprint.parse(against) if against is not None else None
+        fingerprint = parse_against(against) if against is not None else None
         path = _ledger_path(settings)
-        verifier = load_verifier(path.parent)
-        log = CheckpointLog(path.parent / CHECKPOINTS_FILE)
-        report = verify_ledger(path, log, verifier, fingerprint)
+        evidence = Evidence.of_home(path.parent, settings.ledger.checkpoint_every_receipts)
+        report = verify_ledger(path, evidence, fingerprint)
     except (ValueError, StorageError) as exc:  # nothing it can check
         return _error(str(exc), as_json)
     if as_json:
@@ -88,7 +88,7 @@ def verify(settings: Settings, *, as_json: bool = False, against: str | None = N
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _print_ok(report: VerifyReport, fingerprint: Fingerprint | None) -> None:
+def _print_ok(report: VerifyReport, fingerprint: Fingerprint | KeyFingerprint | None) -> None:
     print(f"ok: {report.checked:,} receipts in {report.file}, hash chain intact")
     last = report.last_checkpoint
     if last is None:
@@ -99,6 +99,8 @@ def _print_ok(report: VerifyReport, fingerprint: Fingerprint | None) -> None:
             f" signed {last.time}"
         )
     print(f"head: {report.head}")
+    if report.key is not None:
+        print(f"key: {report.key}")
     if fingerprint is not None:
         print(f"fingerprint {fingerprint}: matches")
 
@@ -111,7 +113,9 @@ def _print_failed(report: VerifyReport) -> None:
     print(f"checked {report.checked:,} receipts; last checkpoint matched: {matched}")
 
 
-def _as_json(report: VerifyReport, fingerprint: Fingerprint | None) -> dict[str, Any]:
+def _as_json(
+    report: VerifyReport, fingerprint: Fingerprint | KeyFingerprint | None
+) -> dict[str, Any]:
     last = report.last_checkpoint
     return {
         "ok": report.ok,
@@ -123,6 +127,7 @@ def _as_json(report: VerifyReport, fingerprint: Fingerprint | None) -> dict[str,
         "checkpoints": report.checkpoints,
         "last_checkpoint": None if last is None else _checkpoint_json(last),
         "head": report.head,
+        "key": report.key,
         "against": str(fingerprint) if fingerprint is not None else None,
     }
 

@@ -168,8 +168,7 @@ def check_port(settings: Settings) -> list[Finding]:
 
 def check_receipts(settings: Settings) -> list[Finding]:
     """`lancelot receipts verify`: the hash chain and every signed checkpoint."""
-    from core.receipts.checkpoints import CHECKPOINTS_FILE, CheckpointLog
-    from core.receipts.signing import load_verifier
+    from core.receipts.evidence import Evidence
     from core.receipts.verify import verify_ledger
 
     home = settings.home.expanduser().resolve()
@@ -178,7 +177,8 @@ def check_receipts(settings: Settings) -> list[Finding]:
         return [skipped("receipts", "no ledger yet (made on the first run)")]
     fix = "run `lancelot receipts verify` for the details, and keep a copy of ledger.db"
     try:
-        report = verify_ledger(path, CheckpointLog(home / CHECKPOINTS_FILE), load_verifier(home))
+        evidence = Evidence.of_home(home, settings.ledger.checkpoint_every_receipts)
+        report = verify_ledger(path, evidence)
     except StorageError as exc:
         return [failed("receipts", str(exc), fix)]
     if not report.ok:

@@ -153,15 +153,19 @@ class BasicCommands:
         checkpoint = await self.ledger.checkpoint() if report.ok else None
         fingerprint = checkpoint.fingerprint if checkpoint is not None else report.head or "?"
         matched = report.last_checkpoint
+        key = report.key or "none (the ledger is not signed)"
         fields = (
             ("Receipts", f"{report.checked:,}"),
             ("Checkpoints", f"{report.checkpoints:,} matched" if matched else "none"),
             ("Fingerprint", fingerprint),
+            ("Key", key),
         )
         if report.ok:
+            key_check = f" (--against {report.key}: the key that signs it)" if report.key else ""
             body = (
                 "Hash chain intact and every signed checkpoint matches. Keep this message: "
-                f"lancelot receipts verify --against {fingerprint} checks the ledger against it."
+                f"lancelot receipts verify --against {fingerprint} checks the ledger against it"
+                f"{key_check}."
             )
             return Card(kind=CardKind.RECEIPT, title="Ledger verified", body=body, fields=fields)
         at = f" at receipt #{report.first_bad_seq}" if report.first_bad_seq is not None else ""

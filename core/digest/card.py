@@ -35,6 +35,13 @@ def _fingerprint(data: DigestData) -> str:
     return f"{data.checkpoint.fingerprint} (signed {data.checkpoint.time})"
 
 
+def _key(data: DigestData) -> str:
+    """The fingerprint of the key that signs the checkpoints: the chat witnesses it too."""
+    if data.verify is None:
+        return "not checked"
+    return data.verify.key or "none (the ledger is not signed)"
+
+
 def digest_card(data: DigestData, card_id: str, buttons: tuple[Button, ...]) -> Card:
     """The digest card for `data`."""
     fields = (
@@ -50,6 +57,7 @@ def digest_card(data: DigestData, card_id: str, buttons: tuple[Button, ...]) -> 
         ("Tokens", f"{data.tokens:,} (${data.cost_usd:.4f})"),
         ("Ledger", _ledger_line(data)),
         ("Fingerprint", _fingerprint(data)),
+        ("Key", _key(data)),
     )
     lines: list[str] = []
     if data.misses:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -45,14 +46,45 @@ class StoryPage:
     next_before_seq: int | None
 
 
+# What the first checkpoint of a chain carries as the link of the one before it.
+CHAIN_START = "0" * 64
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """A signed statement that the ledger held `seq` receipts, the last hashing to `head`."""
+    """A signed statement that the ledger held `seq` receipts, the last hashing to `head`.
+
+    Checkpoints form a chain of their own: checkpoint `number` carries `previous`, the link
+    of the one before it (CHAIN_START for the first), so a checkpoint line removed, repeated
+    or moved shows. Number 0 is a legacy checkpoint, written before they were numbered: it
+    carries no link and is checked by its signature alone."""
 
     seq: int
     head: str
     time: str  # UTC, ISO 8601
-    signature: str  # ed25519 over checkpoint_message(), hex
+    signature: str  # ed25519 over `message`, hex
+    number: int  # its place in the chain, from 1; 0 for a legacy checkpoint
+    previous: str  # the link of the checkpoint before it; "" for a legacy checkpoint
+
+    @property
+    def legacy(self) -> bool:
+        """Written before checkpoints were numbered (no number, no link)."""
+        return self.number == 0
+
+    @property
+    def message(self) -> bytes:
+        """The bytes the signature covers: everything the checkpoint states."""
+        if self.legacy:
+            return f"lancelot-checkpoint-v1\n{self.seq}\n{self.head}\n{self.time}\n".encode()
+        return (
+            f"lancelot-checkpoint-v2\n{self.number}\n{self.seq}\n{self.head}\n{self.time}\n"
+            f"{self.previous}\n"
+        ).encode()
+
+    @property
+    def link(self) -> str:
+        """What the next checkpoint carries: the SHA-256 of this one's message, hex."""
+        return hashlib.sha256(self.message).hexdigest()
 
     @property
     def fingerprint(self) -> str:
@@ -81,6 +113,7 @@ class VerifyReport:
     last_checkpoint: Checkpoint | None = None
     head: str | None = None
     readable: bool = True  # False: the file could not be read at all (reason says why)
+    key: str | None = None  # the fingerprint of the public key that checked the checkpoints
 
 
 class ReceiptStore(Protocol):

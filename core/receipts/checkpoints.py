@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.receipts.base import Checkpoint
+from core.receipts.checkpoint_chain import Line, chain_problem
 from core.receipts.signing import CheckpointSigner, CheckpointVerifier
 from core.runtime.tasks import Supervisor
 
@@ -55,9 +56,11 @@ class CheckpointLog:
         """Add a checkpoint and sync it to disk (blocking)."""
         line = json.dumps(
             {
+                "n": checkpoint.number,
                 "seq": checkpoint.seq,
                 "head": checkpoint.head,
                 "time": checkpoint.time,
+                "prev": checkpoint.previous,
                 "sig": checkpoint.signature,
             },
             separators=(",", ":"),
@@ -76,15 +79,16 @@ class CheckpointLog:
 
     def read(self, verifier: CheckpointVerifier | None) -> CheckpointFile:
         """Every checkpoint whose signature verifies; a problem for each line that does not
-        (or for any line at all, without a key to check it). A last line cut short by a
-        crash while writing is skipped: it vouches for nothing."""
+        (or for any line at all, without a key to check it), then for the first break in
+        their chain. A last line cut short by a crash while writing is skipped: it vouches
+        for nothing."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return CheckpointFile((), ())
         lines = data.split(b"\n")
         complete, last = lines[:-1], lines[-1]
-        found: list[Checkpoint] = []
+        found: list[Line] = []
         problems: list[str] = []
         for number, line in enumerate(complete, start=1):
             if not line.strip():
@@ -101,10 +105,12 @@ class CheckpointLog:
                     f"{checkpoint.fingerprint} does not verify (forged or altered)"
                 )
             else:
-                found.append(checkpoint)
+                found.append((number, checkpoint))
         if last.strip() and parse(last) is not None:
             problems.append(f"{self.path.name}: its last line has no line end (altered)")
-        return CheckpointFile(tuple(found), tuple(problems))
+        broken = chain_problem(self.path.name, found)
+        problems.extend([broken] if broken is not None else [])
+        return CheckpointFile(tuple(c for _, c in found), tuple(problems))
 
     def last(self, verifier: CheckpointVerifier) -> Checkpoint | None:
         """The newest checkpoint with a valid signature (reads the end of the file only)."""
@@ -122,15 +128,21 @@ class CheckpointLog:
 
 
 def parse(line: bytes) -> Checkpoint | None:
-    """A checkpoint line, or None if it is not one."""
+    """A checkpoint line, or None if it is not one. A line without "n" and "prev" is a
+    legacy checkpoint (number 0), written before checkpoints were numbered."""
     try:
         item = json.loads(line)
         seq, head, when, sig = item["seq"], item["head"], item["time"], item["sig"]
-    except (ValueError, TypeError, KeyError):
+        number, previous = item.get("n", 0), item.get("prev", "")
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     if not (type(seq) is int and seq >= 0 and all(isinstance(v, str) for v in (head, when, sig))):
         return None
-    return Checkpoint(seq, head, when, sig)
+    if not (type(number) is int and isinstance(previous, str)):
+        return None
+    if (number == 0) != (previous == "") or number < 0:  # both or neither
+        return None
+    return Checkpoint(seq, head, when, sig, number, previous)
 
 
 class Checkpointer:
@@ -173,6 +185,11 @@ class Checkpointer:
         """The file the checkpoints go to."""
         return self._log
 
+    @property
+    def every_receipts(self) -> int:
+        """How many receipts may come after the last checkpoint before the next is due."""
+        return self._every
+
     async def start(self, head: tuple[int, str], tasks: Supervisor) -> None:
         """Begin at the ledger's committed head: read the last checkpoint, cover a head it
         does not (a ledger from before checkpoints, or a crash), and start the timer."""
@@ -211,7 +228,7 @@ class Checkpointer:
                 return self.latest
             if self.latest is not None and self.latest.seq == head[0]:
                 return self.latest
-            checkpoint = self._signer.sign(head[0], head[1], utc_now(self._clock))
+            checkpoint = self._signer.sign(head[0], head[1], utc_now(self._clock), self.latest)
             await asyncio.to_thread(self._log.append, checkpoint)
             self.latest, self._written_at = checkpoint, time.monotonic()
             return checkpoint

@@ -21,12 +21,14 @@ from core.receipts.base import (
 from core.receipts.chain import HASH, ID, SEQ, Row
 from core.receipts.checkpoints import Checkpointer
 from core.receipts.commits import GroupCommit
+from core.receipts.evidence import Evidence
+from core.receipts.fingerprints import Fingerprint, KeyFingerprint
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.reader import LedgerReader
 from core.receipts.redaction import Redactor
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
-from core.receipts.verify import Fingerprint, verify_ledger
+from core.receipts.verify import verify_ledger
 from core.receipts.writer import ChainWriter
 from core.runtime.tasks import Supervisor
 
@@ -226,13 +228,20 @@ class SqliteLedger:
         """Distinct action types."""
         return await self._reader.action_types()
 
-    async def verify(self, against: Fingerprint | None = None) -> VerifyReport:
-        """Walk the chain and check it against every checkpoint (and `against`); report the
-        first receipt altered, removed or reordered, a rewrite, or a cut tail. Hashing every
-        row is CPU work: it runs in a thread, on a read-only connection of its own."""
+    async def verify(self, against: Fingerprint | KeyFingerprint | None = None) -> VerifyReport:
+        """Walk the chain and check it against every checkpoint, the key files (and
+        `against`); report the first receipt altered, removed or reordered, a rewrite, a cut
+        tail, or a checkpoint or key file tampered with. Hashing every row is CPU work: it
+        runs in a thread, on a read-only connection of its own."""
+        return await asyncio.to_thread(self._verify, against)
+
+    def _verify(self, against: Fingerprint | KeyFingerprint | None) -> VerifyReport:
         cp = self._checkpoints
-        log, verifier = (cp.log, cp.verifier) if cp is not None else (None, None)
-        return await asyncio.to_thread(verify_ledger, self.path, log, verifier, against)
+        try:
+            evidence = Evidence.beside(cp.log, cp.every_receipts) if cp is not None else None
+        except StorageError as exc:
+            return VerifyReport(False, 0, reason=str(exc), file=str(self.path))
+        return verify_ledger(self.path, evidence, against)
 
     async def checkpoint(self) -> Checkpoint | None:
         """Commit what is queued and sign a checkpoint at the head (the latest, if it is

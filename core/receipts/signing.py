@@ -6,8 +6,9 @@ needs, so an exported ledger and its checkpoints can be checked elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -21,15 +22,10 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from core.errors import StorageError
-from core.receipts.base import Checkpoint
+from core.receipts.base import CHAIN_START, Checkpoint
 
 KEY_FILE = "checkpoint.key"
 PUBLIC_FILE = "checkpoint.pub"
-
-
-def checkpoint_message(seq: int, head: str, time: str) -> bytes:
-    """The bytes a checkpoint's signature covers."""
-    return f"lancelot-checkpoint-v1\n{seq}\n{head}\n{time}\n".encode("ascii")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +37,7 @@ class CheckpointVerifier:
     def valid(self, checkpoint: Checkpoint) -> bool:
         """True when the signature is the key's over exactly this checkpoint."""
         try:
-            message = checkpoint_message(checkpoint.seq, checkpoint.head, checkpoint.time)
-            self.public.verify(bytes.fromhex(checkpoint.signature), message)
+            self.public.verify(bytes.fromhex(checkpoint.signature), checkpoint.message)
         except (InvalidSignature, ValueError, UnicodeError):
             return False
         return True
@@ -52,6 +47,16 @@ class CheckpointVerifier:
         """The raw public key in hex (what checkpoint.pub holds)."""
         return self.public.public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of the raw public key, hex."""
+        return hashlib.sha256(bytes.fromhex(self.hex)).hexdigest()
+
+    @property
+    def fingerprint(self) -> str:
+        """What the owner can copy from a chat: `key:` and the key's digest's first 16 hex."""
+        return f"key:{self.digest[:16]}"
+
 
 class CheckpointSigner:
     """Signs checkpoints with the private key."""
@@ -60,10 +65,13 @@ class CheckpointSigner:
         self._private = private
         self.verifier = CheckpointVerifier(private.public_key())
 
-    def sign(self, seq: int, head: str, time: str) -> Checkpoint:
-        """A checkpoint of the ledger at `seq` whose last hash is `head`."""
-        signature = self._private.sign(checkpoint_message(seq, head, time)).hex()
-        return Checkpoint(seq, head, time, signature)
+    def sign(self, seq: int, head: str, time: str, after: Checkpoint | None) -> Checkpoint:
+        """A checkpoint of the ledger at `seq` whose last hash is `head`, the next link of
+        the chain after `after` (the first of a chain when None)."""
+        number = after.number + 1 if after is not None else 1
+        previous = after.link if after is not None else CHAIN_START
+        unsigned = Checkpoint(seq, head, time, "", number, previous)
+        return replace(unsigned, signature=self._private.sign(unsigned.message).hex())
 
     @classmethod
     def load_or_create(cls, home: Path) -> CheckpointSigner:
@@ -74,41 +82,74 @@ class CheckpointSigner:
             if not path.exists():
                 _write_private(path, Ed25519PrivateKey.generate())
             os.chmod(path, 0o600)
-            private = load_pem_private_key(path.read_bytes(), password=None)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise StorageError(f"{path}: cannot read or create the checkpoint key: {exc}") from None
-        if not isinstance(private, Ed25519PrivateKey):
-            raise StorageError(f"{path}: not an ed25519 key")
-        signer = cls(private)
+        signer = cls(_read_private(path))
         public = home / PUBLIC_FILE
         try:
             if not public.exists():
                 _write_new(public, f"{signer.verifier.hex}\n".encode())
-            found = public.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeError) as exc:
-            raise StorageError(f"{public}: cannot read or create the public key: {exc}") from None
-        if found != signer.verifier.hex:
+        except OSError as exc:
+            raise StorageError(f"{public}: cannot create the public key: {exc}") from None
+        if _read_public(public).hex != signer.verifier.hex:
             raise StorageError(f"{public}: not the public key of {path}")
         return signer
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFiles:
+    """What a home's key files hold: the public key to check checkpoints with (checkpoint.pub,
+    else derived from checkpoint.key), whether the private key is there, and why the two do
+    not belong together, if they do not."""
+
+    verifier: CheckpointVerifier | None
+    private: bool
+    mismatch: str | None
+
+
+def read_keys(home: Path) -> KeyFiles:
+    """The key files of `home` (blocking). StorageError names a file that is not a key."""
+    public, private = home / PUBLIC_FILE, home / KEY_FILE
+    stated = _read_public(public) if public.exists() else None
+    derived = _read_private(private).public_key() if private.exists() else None
+    if derived is None:
+        return KeyFiles(stated, private=False, mismatch=None)
+    own = CheckpointVerifier(derived)
+    if stated is None:
+        return KeyFiles(own, private=True, mismatch=None)
+    mismatch = None
+    if stated.hex != own.hex:
+        mismatch = (
+            f"{PUBLIC_FILE} ({stated.fingerprint}) is not the public key of {KEY_FILE}"
+            f" ({own.fingerprint}) beside it: the checkpoints were re-signed with another key"
+        )
+    return KeyFiles(stated, private=True, mismatch=mismatch)
 
 
 def load_verifier(home: Path) -> CheckpointVerifier | None:
     """The public key in `home` (checkpoint.pub, else derived from checkpoint.key); None when
     neither exists. StorageError for a file that is not a key."""
-    public = home / PUBLIC_FILE
+    return read_keys(home).verifier
+
+
+def _read_private(path: Path) -> Ed25519PrivateKey:
+    """The ed25519 private key in `path`; StorageError when it is not one."""
     try:
-        if public.exists():
-            raw = bytes.fromhex(public.read_text(encoding="ascii").strip())
-            return CheckpointVerifier(Ed25519PublicKey.from_public_bytes(raw))
-        private = home / KEY_FILE
-        if private.exists():
-            key = load_pem_private_key(private.read_bytes(), password=None)
-            if isinstance(key, Ed25519PrivateKey):
-                return CheckpointVerifier(key.public_key())
-            raise ValueError("not an ed25519 key")
+        key = load_pem_private_key(path.read_bytes(), password=None)
+    except (OSError, ValueError, TypeError) as exc:
+        raise StorageError(f"{path}: cannot read the checkpoint key: {exc}") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise StorageError(f"{path}: not an ed25519 key")
+    return key
+
+
+def _read_public(path: Path) -> CheckpointVerifier:
+    """The public key in `path` (raw, hex); StorageError when it is not one."""
+    try:
+        raw = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        return CheckpointVerifier(Ed25519PublicKey.from_public_bytes(raw))
     except (OSError, ValueError, UnicodeError) as exc:
-        raise StorageError(f"{public}: cannot read the checkpoint public key: {exc}") from None
-    return None
+        raise StorageError(f"{path}: cannot read the checkpoint public key: {exc}") from None
 
 
 def _write_private(path: Path, key: Ed25519PrivateKey) -> None:

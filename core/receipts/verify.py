@@ -3,14 +3,15 @@
 It reads the file only (a read-only connection; nothing is created), hashes every receipt,
 and answers with a VerifyReport that names the file, the checkpoints it matched and the
 first thing wrong: a receipt altered, removed or moved; a chain rewritten under a
-checkpoint; a tail cut off below one; a checkpoint whose signature fails.
+checkpoint; a tail cut off below one; a checkpoint whose signature fails, or one missing,
+repeated or moved in the checkpoints' own chain; key files that do not belong together;
+checkpoints removed while their key stays; a fingerprint from elsewhere that differs.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -18,37 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.receipts.base import Checkpoint, VerifyReport, fingerprint
-from core.receipts.checkpoints import CheckpointLog
+from core.receipts.evidence import Evidence
+from core.receipts.fingerprints import Fingerprint, KeyFingerprint
 from core.receipts.model import GENESIS_HASH
 from core.receipts.schema import SCHEMA
-from core.receipts.signing import CheckpointVerifier
+from core.receipts.signing import PUBLIC_FILE, CheckpointVerifier
 from core.receipts.walk import Span, connect, walk_span
 from core.state import check_version
 
-_FINGERPRINT = re.compile(r"^\s*#?(\d{1,18})\s*:\s*([0-9a-fA-F]{8,64})\s*$")
 # A ledger this long is walked in spans, one process each (hashing is CPU work that one
 # thread cannot spread); below it, starting the processes costs more than they save.
 PARALLEL_FROM = 200_000
 MAX_PROCESSES = 8
-
-
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
-    """A ledger position copied from elsewhere (a digest card): seq and a hash prefix."""
-
-    seq: int
-    prefix: str
-
-    @classmethod
-    def parse(cls, text: str) -> Fingerprint:
-        """`<seq>:<hex>` (8 to 64 hex digits); ValueError otherwise."""
-        found = _FINGERPRINT.match(text)
-        if found is None:
-            raise ValueError(f"not a fingerprint: {text!r} (expected <seq>:<hex>, e.g. 120:9f2c…)")
-        return cls(int(found.group(1)), found.group(2).lower())
-
-    def __str__(self) -> str:
-        return f"{self.seq}:{self.prefix}"
 
 
 @dataclass
@@ -66,30 +48,31 @@ class _Walk:
 
 def verify_ledger(
     path: Path,
-    log: CheckpointLog | None = None,
-    verifier: CheckpointVerifier | None = None,
-    against: Fingerprint | None = None,
+    evidence: Evidence | None = None,
+    against: Fingerprint | KeyFingerprint | None = None,
     *,
     processes: int | None = None,
 ) -> VerifyReport:
-    """Verify the ledger at `path` (blocking) against the checkpoints in `log`, checked with
-    `verifier`, and against a fingerprint; a long ledger in `processes` (default: one per
-    CPU) at once. An unreadable file is a failed report; a file from a newer Lancelot
+    """Verify the ledger at `path` (blocking) against the checkpoints and keys in `evidence`
+    and against a fingerprint of either kind; a long ledger in `processes` (default: one
+    per CPU) at once. An unreadable file is a failed report; a file from a newer Lancelot
     raises StorageError (this code cannot tell what it holds)."""
-    evidence = log.read(verifier) if log is not None else None
-    checkpoints = evidence.checkpoints if evidence else ()
+    found = evidence.read() if evidence is not None else None
+    checkpoints = found.checkpoints if found is not None else ()
+    position = against if isinstance(against, Fingerprint) else None
     try:
-        spans = _walk_file(path, checkpoints, against, processes)
+        spans = _walk_file(path, checkpoints, position, processes)
     except sqlite3.Error as exc:
         reason = f"cannot read the ledger: {exc}"
         return VerifyReport(False, 0, None, reason, str(path), readable=False)
     walk = _merge(spans)
     if walk.reason is None:
-        _check_ends(walk, checkpoints, against)
-    if walk.reason is None and evidence is not None and evidence.problems:
-        walk.reason = evidence.problems[0]
-    if walk.reason is None and log is not None and verifier is not None:
-        walk.reason = _missing(log, walk.head[0])
+        _check_ends(walk, checkpoints, position)
+    if walk.reason is None and evidence is not None and found is not None:
+        walk.reason = evidence.problem(found, walk.head[0])
+    verifier = evidence.keys.verifier if evidence is not None else None
+    if walk.reason is None and isinstance(against, KeyFingerprint):
+        walk.reason = _check_key(verifier, against)
     return VerifyReport(
         ok=walk.reason is None,
         checked=walk.checked,
@@ -99,15 +82,20 @@ def verify_ledger(
         checkpoints=walk.matched,
         last_checkpoint=walk.last_matched,
         head=fingerprint(*walk.head),
+        key=verifier.fingerprint if verifier is not None else None,
     )
 
 
-def _missing(log: CheckpointLog, head: int) -> str | None:
-    """A signed ledger with receipts whose checkpoint file is gone was tampered with: the
-    file is made when signing starts, before any checkpoint is due."""
-    if head == 0 or log.path.exists():
+def _check_key(verifier: CheckpointVerifier | None, against: KeyFingerprint) -> str | None:
+    """Why the checkpoints' public key is not the one the fingerprint names, or None."""
+    if verifier is None:
+        return f"re-keyed: no {PUBLIC_FILE} here, but the key fingerprint {against} names one"
+    if against.matches(verifier.digest):
         return None
-    return f"{log.path.name} is missing: nothing vouches for the ledger's length"
+    return (
+        f"re-keyed: {PUBLIC_FILE} is {verifier.fingerprint}, not the key fingerprint {against}:"
+        " the checkpoints were signed with another key"
+    )
 
 
 def _walk_file(

@@ -8,11 +8,17 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from core.receipts.base import CHAIN_START, Checkpoint
+from core.receipts.checkpoints import CHECKPOINTS_FILE
+from core.receipts.signing import PUBLIC_FILE, load_verifier
 from tests.bot.test_cli import REPO, env_for, lancelot
+from tests.core.receipts.test_checkpoint_chain import checkpoints_in, line_of, signed
 
 CHECKER = re.search(
     r"## Checking the receipts.*?```python\n(.*?)```",
@@ -171,3 +177,72 @@ def lancelot_python(script: Path, *args: object) -> subprocess.CompletedProcess[
     return subprocess.run(
         [sys.executable, str(script), *map(str, args)], capture_output=True, text=True, timeout=60
     )
+
+
+def empty_the_checkpoints(home: Path, lines: list[str]) -> None:
+    cut(home, 14)
+    (home / CHECKPOINTS_FILE).write_text("")
+
+
+def remove_a_middle_checkpoint(home: Path, lines: list[str]) -> None:
+    (home / CHECKPOINTS_FILE).write_text("".join(lines[:2] + lines[3:]))
+
+
+def repeat_a_checkpoint(home: Path, lines: list[str]) -> None:
+    (home / CHECKPOINTS_FILE).write_text("".join([*lines, lines[2]]))
+
+
+def reorder_checkpoints(home: Path, lines: list[str]) -> None:
+    (home / CHECKPOINTS_FILE).write_text("".join([lines[0], lines[3], *lines[1:3], lines[4]]))
+
+
+def re_sign_with_a_new_key(home: Path, lines: list[str]) -> None:
+    cut(home, 14)
+    key, previous, signed_again = Ed25519PrivateKey.generate(), CHAIN_START, []
+    for old in checkpoints_in(lines)[:4]:
+        checkpoint = Checkpoint(old.seq, old.head, old.time, "", old.number, previous)
+        signed_again.append(line_of(checkpoint, key))
+        previous = checkpoint.link
+    (home / CHECKPOINTS_FILE).write_text("".join(signed_again))
+    (home / PUBLIC_FILE).write_text(key.public_key().public_bytes_raw().hex() + "\n")
+
+
+@pytest.mark.parametrize(
+    ("attack", "named"),
+    [
+        (empty_the_checkpoints, "checkpoints.jsonl is empty, but checkpoint.key is here"),
+        (remove_a_middle_checkpoint, "checkpoints.jsonl line 3: checkpoint #4 follows #2"),
+        (repeat_a_checkpoint, "checkpoints.jsonl line 6: checkpoint #3 is repeated (line 3"),
+        (reorder_checkpoints, "checkpoints.jsonl line 2: checkpoint #4 is out of order"),
+        (re_sign_with_a_new_key, "checkpoint.pub (key:"),
+    ],
+    ids=["emptied", "middle-removed", "repeated", "reordered", "re-keyed"],
+)
+async def test_verify_fails_naming_the_checkpoint_file_and_line(
+    tmp_path: Path, attack: Callable[[Path, list[str]], None], named: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    lines = await signed(home)
+    env = env_for(home, LANCELOT_LEDGER_CHECKPOINT_EVERY_RECEIPTS="10")
+    assert lancelot("receipts", "verify", env=env).returncode == 0
+    attack(home, lines)
+    result = lancelot("receipts", "verify", env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"TAMPERED in {home / 'ledger.db'}: {named}")
+    as_json = json.loads(lancelot("receipts", "verify", "--json", env=env).stdout)
+    assert as_json["ok"] is False
+    assert named in as_json["reason"]
+
+
+def test_verify_names_the_key_and_checks_it_against_its_fingerprint(used_home: Path) -> None:
+    key = load_verifier(used_home)
+    assert key is not None
+    result = lancelot("receipts", "verify", "--against", key.fingerprint, env=env_for(used_home))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"key: {key.fingerprint}" in result.stdout.splitlines()
+    assert f"fingerprint {key.fingerprint}: matches" in result.stdout
+    other = lancelot("receipts", "verify", "--against", "key:" + "0" * 16, env=env_for(used_home))
+    assert other.returncode == 1
+    assert other.stdout.startswith(f"TAMPERED in {used_home / 'ledger.db'}: re-keyed:")

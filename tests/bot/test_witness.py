@@ -9,13 +9,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.app import assemble
 from bot.receipts_cli import verify
 from core.config import load_settings
 from core.events import CardKind
 from core.receipts.checkpoints import CHECKPOINTS_FILE
-from core.receipts.signing import KEY_FILE, PUBLIC_FILE
+from core.receipts.signing import KEY_FILE, PUBLIC_FILE, load_verifier
 from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
@@ -56,8 +57,12 @@ async def test_a_fingerprint_from_the_digest_card_catches_a_cut_ledger(
     fingerprint = fields["Fingerprint"].split()[0]
     seq = int(fingerprint.split(":")[0])
     assert seq <= latest.seq
+    key = load_verifier(home)
+    assert key is not None
+    assert fields["Key"] == key.fingerprint
     settings = load_settings(environ={"LANCELOT_HOME": str(home)})
     assert verify(settings, against=fingerprint) == 0
+    assert verify(settings, against=fields["Key"]) == 0
     # Someone cuts the ledger below the digest and removes every trace of the checkpoints.
     cut(home, seq - 1)
     for name in (CHECKPOINTS_FILE, KEY_FILE, PUBLIC_FILE):
@@ -70,6 +75,10 @@ async def test_a_fingerprint_from_the_digest_card_catches_a_cut_ledger(
     assert f"TAMPERED at receipt #{seq}" in out
     assert f"truncated: the ledger ends at receipt #{seq - 1}" in out
     assert f"fingerprint {fingerprint}" in out
+    assert verify(settings, against=fields["Key"]) == 1  # and so can the key's fingerprint
+    assert f"re-keyed: no checkpoint.pub here, but the key fingerprint {key.fingerprint}" in (
+        capsys.readouterr().out
+    )
 
 
 async def test_receipts_verify_in_chat_answers_with_the_fingerprint(tmp_path: Path) -> None:
@@ -86,6 +95,25 @@ async def test_receipts_verify_in_chat_answers_with_the_fingerprint(tmp_path: Pa
     assert fields["Fingerprint"] == latest.fingerprint  # signed as it answered
     assert f"--against {fields['Fingerprint']}" in card.body
     assert verify(settings, against=fields["Fingerprint"]) == 0
+    key = load_verifier(settings.home)
+    assert key is not None
+    assert fields["Key"] == key.fingerprint
+    assert f"--against {key.fingerprint}" in card.body
+    assert verify(settings, against=fields["Key"]) == 0
+
+
+async def test_receipts_verify_in_chat_sees_a_public_key_swapped_under_it(tmp_path: Path) -> None:
+    settings = load_settings(environ={"LANCELOT_HOME": str(tmp_path / "home"), **WEB})
+    async with assemble(settings) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        await say(app, phone, "/status")
+        other = Ed25519PrivateKey.generate().public_key().public_bytes_raw().hex()
+        (settings.home / PUBLIC_FILE).write_text(f"{other}\n")
+        card = await say(app, phone, "/receipts verify")
+    assert card.title == "Ledger TAMPERED"
+    assert "checkpoint.pub (key:" in card.body
+    assert "is not the public key of checkpoint.key" in card.body
 
 
 async def test_receipts_verify_in_chat_says_tampered(tmp_path: Path) -> None:

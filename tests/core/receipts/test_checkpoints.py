@@ -22,11 +22,13 @@ from core.receipts.checkpoints import (
     Checkpointer,
     CheckpointLog,
 )
+from core.receipts.evidence import Evidence
+from core.receipts.fingerprints import Fingerprint, parse_against
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, StoredReceipt
 from core.receipts.schema import COLUMNS
 from core.receipts.signing import KEY_FILE, PUBLIC_FILE, CheckpointSigner, load_verifier
-from core.receipts.verify import Fingerprint, verify_ledger
+from core.receipts.verify import verify_ledger
 
 
 def checkpointer(home: Path, every: int = 1000, seconds: float = 300.0) -> Checkpointer:
@@ -46,12 +48,11 @@ async def filled(home: Path, count: int, every: int = 1000) -> None:
             await ledger.append_durable(Receipt("command", f"step{i}", inputs={"i": i}))
 
 
-def verify(home: Path, against: str | None = None) -> VerifyReport:
+def verify(home: Path, against: str | None = None, every: int = 1000) -> VerifyReport:
     return verify_ledger(
         home / "ledger.db",
-        CheckpointLog(home / CHECKPOINTS_FILE),
-        load_verifier(home),
-        Fingerprint.parse(against) if against else None,
+        Evidence.of_home(home, every),
+        parse_against(against) if against else None,
     )
 
 
@@ -244,10 +245,10 @@ async def test_walking_in_processes_finds_what_one_walk_finds(
         tamper(tmp_path, "DELETE FROM receipts WHERE seq = 14")  # where two spans meet
     elif damage == "cut":
         tamper(tmp_path, "DELETE FROM receipts WHERE seq > 33")
-    log, verifier = CheckpointLog(tmp_path / CHECKPOINTS_FILE), load_verifier(tmp_path)
-    alone = verify_ledger(tmp_path / "ledger.db", log, verifier, processes=1)
+    evidence = Evidence.of_home(tmp_path, 1000)
+    alone = verify_ledger(tmp_path / "ledger.db", evidence, processes=1)
     monkeypatch.setattr(verify_module, "PARALLEL_FROM", 10)
-    apart = verify_ledger(tmp_path / "ledger.db", log, verifier, processes=3)
+    apart = verify_ledger(tmp_path / "ledger.db", evidence, processes=3)
     assert apart == alone
     assert apart.ok is (damage == "none")
 
