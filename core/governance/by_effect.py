@@ -42,9 +42,9 @@ class DryRuns(Protocol):
         """Drop a kept dry run (the owner said no, or it lapsed)."""
         ...
 
-    async def pending(self, dry_run_id: str) -> bool:
-        """Whether a dry run is still kept, unapplied (an apply that found the workspace
-        changed leaves it so)."""
+    async def stale(self, dry_run_id: str) -> bool:
+        """Whether a dry run was dropped at its apply because the workspace no longer
+        matched it (nothing of it was applied; it can only be dry-run again)."""
         ...
 
 

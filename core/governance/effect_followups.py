@@ -30,7 +30,7 @@ class EffectFollowUps:
         undo = await self._undo.button(dry_run_id, approval.card_id)
         if undo is not None:
             return (undo,), None
-        if not await self._dry_runs.pending(dry_run_id):
+        if not await self._dry_runs.stale(dry_run_id):
             return (), None
         payload = {"command": action.command, "dry_run": dry_run_id}
         token = await self._tokens.issue(RERUN, payload, approval.card_id)

@@ -19,11 +19,11 @@ class EffectsError(PermanentError):
 
 
 class StaleEffects(EffectsError):
-    """The workspace changed under a dry run: these paths are no longer what it saw."""
+    """The workspace no longer matches a dry run: these paths are not what it saw."""
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = tuple(paths)
-        text = f"the workspace changed since the dry run: {_named(self.paths)}"
+        text = f"the workspace no longer matches the dry run: {_named(self.paths)}"
         super().__init__(text, user_message=f"Not applied: {text}. Run the command again.")
 
 

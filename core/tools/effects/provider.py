@@ -38,10 +38,10 @@ class SandboxDryRuns:
         """Drop a kept dry run; the workspace is untouched."""
         await self._effects.discard(dry_run_id)
 
-    async def pending(self, dry_run_id: str) -> bool:
-        """Whether the dry run is still kept and unapplied."""
+    async def stale(self, dry_run_id: str) -> bool:
+        """Whether the dry run was dropped at its apply: the workspace no longer matched it."""
         run = await self._effects.get(dry_run_id)
-        return run is not None and run.state == "pending"
+        return run is not None and run.state == "stale"
 
 
 class EffectApplier:

@@ -11,7 +11,8 @@ from core.tools.effects.effectset import EffectSet
 @dataclass(frozen=True, slots=True)
 class DryRun:
     """A command run against an overlay: its output and the effects it would have. `state`:
-    pending (waiting for apply or discard), applied, discarded, expired."""
+    pending (waiting for apply or discard), applied, discarded, expired, stale (dropped at
+    its apply: the workspace no longer matched it)."""
 
     id: str
     command: str

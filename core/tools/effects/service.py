@@ -170,8 +170,9 @@ class ShellEffects:
     async def apply(self, dry_run_id: str, digest: str) -> Change:
         """Commit the dry run's upper layer to the workspace: exactly the effects hashing to
         `digest` (what the owner approved), after backing up what they overwrite or delete.
-        Nothing runs again. StaleEffects when the workspace changed under the dry run (it
-        stays pending: discard it and run the command again)."""
+        Nothing runs again. StaleEffects when any path is not exactly as the dry run found it
+        (already deleted, or something new in its place): nothing is applied and the dry run
+        is dropped, "stale" (run the command again)."""
         async with self._lock:
             run = await self._pending(dry_run_id)
             if run.effects.digest != digest:
@@ -244,6 +245,9 @@ class ShellEffects:
 
         try:
             return await asyncio.to_thread(plan)
+        except StaleEffects:
+            await self._drop(run.id, "stale")
+            raise
         except OSError as exc:
             raise ToolFailed(
                 f"the change could not be prepared: {exc}",
@@ -276,7 +280,10 @@ class ShellEffects:
 
     async def discard(self, dry_run_id: str) -> None:
         """Drop a pending dry run (Deny): its upper layer goes, the workspace is untouched."""
-        await self._journal.settle_dry_run(dry_run_id, "discarded")
+        await self._drop(dry_run_id, "discarded")
+
+    async def _drop(self, dry_run_id: str, state: str) -> None:
+        await self._journal.settle_dry_run(dry_run_id, state)
         await asyncio.to_thread(remove_tree, self._runs / dry_run_id)
 
     async def undo(self, change_id: str) -> Change:
@@ -298,6 +305,7 @@ class ShellEffects:
                     sorted(inverse, key=_by_path),
                     ObjectSource(self._store),
                     None,
+                    resume=True,
                 )
             except StaleEffects as exc:
                 raise UndoRefused(exc.paths) from None

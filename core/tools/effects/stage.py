@@ -58,9 +58,13 @@ def _parent(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def check(handles: DirHandles, effects: Sequence[Effect]) -> tuple[set[str], list[str]]:
+def check(
+    handles: DirHandles, effects: Sequence[Effect], *, resume: bool = False
+) -> tuple[set[str], list[str]]:
     """(paths to change, stale paths): a path is to change when it is as the effect's before
-    state, already done when it is as its after state, stale otherwise."""
+    state; stale otherwise. With `resume` (an undo finishing what a cut-short one began), a
+    path already as its after state counts as done; without, it is stale too: a file the
+    dry run deletes that is already gone, or stands there anew, was not what was approved."""
     todo: set[str] = set()
     stale: list[str] = []
     made_dirs = {e.path for e in effects if e.after.kind == "dir"}
@@ -68,7 +72,7 @@ def check(handles: DirHandles, effects: Sequence[Effect]) -> tuple[set[str], lis
         now = handles.state(effect.path, known=effect.before, listing=_listing_needed(effect))
         if effect.before.matches(now) and _parent_ready(handles, effect.path, made_dirs):
             todo.add(effect.path)
-        elif not effect.after.matches(now):
+        elif not (resume and effect.after.matches(now)):
             stale.append(effect.path)
     return todo, stale
 
@@ -85,12 +89,17 @@ def _parent_ready(handles: DirHandles, path: str, made_dirs: set[str]) -> bool:
 
 
 def prepare(
-    root: Path, effects: Sequence[Effect], source: ContentSource, store: ObjectStore | None
+    root: Path,
+    effects: Sequence[Effect],
+    source: ContentSource,
+    store: ObjectStore | None,
+    *,
+    resume: bool = False,
 ) -> Plan:
-    """Check, stage and back up; StaleEffects names the paths that are not as expected.
-    Blocking: call it in a thread."""
+    """Check, stage and back up; StaleEffects names the paths that are not as expected
+    (`resume`: see check). Blocking: call it in a thread."""
     with DirHandles(root) as handles:
-        todo, stale = check(handles, effects)
+        todo, stale = check(handles, effects, resume=resume)
         if stale:
             raise StaleEffects(stale)
         plan = Plan(tuple(effects), frozenset(todo), f"{STAGING_PREFIX}{secrets.token_hex(6)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,10 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-async def kinds(app: Lancelot, action_type: str) -> list[str]:
+async def kinds(app: Lancelot, action_type: str, status: str | None = None) -> list[str]:
     await app.ledger.flush()
-    page = await app.ledger.page(ReceiptQuery(action_type=action_type, limit=100))
+    query = ReceiptQuery(action_type=action_type, status=status, limit=100)
+    page = await app.ledger.page(query)
     return [r.action_name for r in reversed(page.receipts)]
 
 
@@ -118,6 +120,43 @@ async def test_a_workspace_changed_under_the_dry_run_is_not_applied(
     assert "deletes 1 file: plan.md" in fresh.body
     await tap(app, phone, fresh, "Approve")
     assert not target.exists()
+
+
+async def test_a_delete_whose_files_are_already_gone_is_not_applied_again(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    put(ws(app) / "dir14" / "a.txt", "a")
+    card = await say(app, phone, "/run rm -rf dir14")
+    assert card.kind is CardKind.APPROVAL
+    shutil.rmtree(ws(app) / "dir14")  # done by hand (or by a first run) before the tap
+    done = await tap(app, phone, card, "Approve")
+    assert done is not None and done.title == "Not applied"
+    assert "no longer matches the dry run" in done.body
+    assert "dir14" in done.body
+    assert [b.label for b in done.buttons] == ["Dry run again"]
+    assert await kinds(app, "tool_run", "success") == []  # no "Executed", nothing applied
+    assert (await say(app, phone, "/undo")).title == "Nothing to undo"
+    again = await tap(app, phone, done, "Dry run again")
+    assert again is not None and again.title == "/run"  # nothing left to delete: it just ran
+
+
+async def test_a_new_directory_in_the_place_of_a_deleted_one_survives_the_approve(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    put(ws(app) / "dir14" / "old.txt", "old")
+    card = await say(app, phone, "/run rm -rf dir14")
+    shutil.rmtree(ws(app) / "dir14")
+    fresh = put(ws(app) / "dir14" / "new.txt", "made after the dry run")
+    done = await tap(app, phone, card, "Approve")
+    assert done is not None and done.title == "Not applied"
+    assert fresh.read_text() == "made after the dry run"
+    assert await kinds(app, "tool_run", "success") == []
+    again = await tap(app, phone, done, "Dry run again")
+    assert again is not None and again.title == "Dry-run again"
+    asks = (await phone.next_card())[1]
+    while asks.kind is not CardKind.APPROVAL:
+        asks = (await phone.next_card())[1]
+    assert "new.txt" in asks.body or "dir14" in asks.body
 
 
 async def test_undo_refuses_when_a_later_change_touched_the_same_file(
