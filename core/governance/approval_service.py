@@ -87,11 +87,33 @@ class ApprovalService:
         await self._deadlines.stop()
 
     async def request(
-        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None = None
+        self,
+        action: ToolAction,
+        decision: Decision,
+        via: str,
+        quest_id: str | None = None,
+        *,
+        key: str | None = None,
     ) -> str:
-        """Create the approval, send its card to the owner everywhere; return its id."""
-        approval = await self._transitions.create(action, decision, via, quest_id)
+        """Create the approval, send its card to the owner everywhere; return its id.
+        `key`: the inbound update asking; asked again (a replay after a crash), it gets
+        the approval made the first time (see asked)."""
+        known = await self.asked(key) if key is not None else None
+        if known is not None:
+            return known
+        approval = await self._transitions.create(action, decision, via, quest_id, key)
         await self._send_pending(approval)
+        return approval.id
+
+    async def asked(self, key: str) -> str | None:
+        """The approval the inbound update `key` already asked for, if any; still pending,
+        its card is sent again (the outbox delivers a card once, so only a card a crash
+        kept from going out goes now)."""
+        approval = await self._store.requested(key)
+        if approval is None:
+            return None
+        if approval.state is ApprovalState.PENDING:
+            await self._send_pending(approval)
         return approval.id
 
     async def request_and_wait(

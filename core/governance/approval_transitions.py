@@ -35,12 +35,18 @@ class ApprovalTransitions:
         self._effects = effects  # dropping a denied or lapsed dry run
 
     async def create(
-        self, action: ToolAction, decision: Decision, via: str, quest_id: str | None
+        self,
+        action: ToolAction,
+        decision: Decision,
+        via: str,
+        quest_id: str | None,
+        key: str | None = None,
     ) -> Approval:
-        """A new pending approval, its request receipt written durably."""
+        """A new pending approval, its request receipt written durably. `key`: the inbound
+        update asking (see ApprovalStore.create)."""
         card_id = f"approval-{action.digest[:12]}-{int(self._clock() * 1000)}"
         approval = await self._store.create(
-            action, decision.tier, decision.reason, card_id, via, self._timeout(), quest_id
+            action, decision.tier, decision.reason, card_id, via, self._timeout(), quest_id, key=key
         )
         await self._ledger.append_durable(
             Receipt(

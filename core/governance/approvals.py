@@ -50,6 +50,12 @@ CREATE TABLE IF NOT EXISTS approval_reminders (
     reminded_at REAL NOT NULL
 );
 """,
+        # The inbound update (a message, a press) that asked: one approval per update,
+        # however often a crash makes the update come again. NULLs never collide.
+        """
+ALTER TABLE approvals ADD COLUMN request_key TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS approvals_by_request ON approvals(request_key);
+""",
     ),
 )
 
@@ -123,12 +129,16 @@ class ApprovalStore:
         via: str,
         ttl: float,
         quest_id: str | None = None,
+        *,
+        key: str | None = None,
     ) -> Approval:
-        """A new pending approval."""
+        """A new pending approval; with `key` (the identity of the inbound update that asked
+        for it), the one already created for that key if there is one, whatever its state."""
         now = self._clock()
         approval_id = secrets.token_hex(8)
         await self._db.execute(
-            f"INSERT INTO approvals ({_COLUMNS}) VALUES ({', '.join('?' * 16)})",
+            f"INSERT INTO approvals ({_COLUMNS}, request_key) VALUES ({', '.join('?' * 17)})"
+            " ON CONFLICT(request_key) DO NOTHING",
             (
                 approval_id,
                 action.to_json(),
@@ -146,11 +156,19 @@ class ApprovalStore:
                 None,
                 None,
                 None,
+                key,
             ),
         )
-        found = await self.get(approval_id)
+        found = await self.get(approval_id) if key is None else await self.requested(key)
         assert found is not None
         return found
+
+    async def requested(self, key: str) -> Approval | None:
+        """The approval the inbound update `key` asked for, if any."""
+        sql = f"SELECT {_COLUMNS} FROM approvals WHERE request_key = ?"
+        async with self._db.execute(sql, (key,)) as cur:
+            row = await cur.fetchone()
+        return _row(tuple(row)) if row else None
 
     async def get(self, approval_id: str) -> Approval | None:
         """One approval."""

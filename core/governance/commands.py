@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import PolicyDenied
-from core.events import Card, CardKind
+from core.events import ButtonPress, Card, CardKind, Inbound
 from core.governance.approval_delivery import DECIDE
 from core.governance.approval_service import ApprovalService
 from core.governance.by_effect import RERUN, DryRuns
@@ -67,7 +67,7 @@ class GovernanceCommands:
         command = ctx.args.strip()
         if not command:
             return Card(CardKind.REPLY, "Usage", "/run <command>, for example /run ls -la")
-        return await self._shell(command, ctx.event.channel, ctx.receipt_id)
+        return await self._shell(command, ctx.event.channel, ctx.receipt_id, asking(ctx.event))
 
     async def rerun(self, ctx: PressContext) -> Card | None:
         """Dry run again a command whose approved change met a changed workspace: the new
@@ -75,18 +75,19 @@ class GovernanceCommands:
         command = str(ctx.payload.get("command") or "")
         if self.dry_runs is not None:
             await self.dry_runs.discard(str(ctx.payload.get("dry_run", "")))
-        card = await self._shell(command, ctx.event.channel, ctx.receipt_id)
+        card = await self._shell(command, ctx.event.channel, ctx.receipt_id, asking(ctx.event))
         return card or Card(CardKind.NOTICE, "Dry-run again", f"$ {command}\nA new card asks.")
 
-    async def _shell(self, command: str, via: str, receipt_id: str) -> Card | None:
+    async def _shell(self, command: str, via: str, receipt_id: str, key: str | None) -> Card | None:
         """The card for one shell command: refused, ran (what it changed, with Undo), or
-        None when its approval card went out."""
+        None when its approval card went out (`key`: the update asking, see asking)."""
         outcome = await self.gateway.run(
             shell_action(command, self.workspace),
             via=via,
             parent_id=receipt_id,
             quest_id=receipt_id,
             wait=False,
+            key=key,
         )
         if outcome.kind is OutcomeKind.DENIED:
             return _denied_card(outcome)
@@ -110,6 +111,16 @@ class GovernanceCommands:
         if not sent:
             return Card(CardKind.REPLY, "Approvals", "Nothing is waiting for your decision.")
         return None
+
+
+def asking(event: Inbound | ButtonPress) -> str | None:
+    """The identity of the inbound update asking (its channel and its place in that
+    channel's inbox), which a replay after a crash shares; None when the channel keeps no
+    inbox (nothing comes again there)."""
+    if event.arrival is None:
+        return None
+    kind = "message" if isinstance(event, Inbound) else "press"
+    return f"{kind}:{event.channel}:{event.arrival}"
 
 
 def _denied_card(outcome: ToolOutcome) -> Card:

@@ -108,6 +108,7 @@ class _Call:
     labels: Mapping[str, object] | None
     asked: Callable[[str], Awaitable[None]] | None = None  # hears a waited-on approval's id
     ask_if_changes: str | None = None  # the flow's reason to ask, should a dry run change files
+    key: str | None = None  # the inbound update asking: one approval for it, ever
 
 
 class ToolGateway:
@@ -147,6 +148,7 @@ class ToolGateway:
         asked: Callable[[str], Awaitable[None]] | None = None,
         ask: str | None = None,
         ask_if_changes: str | None = None,
+        key: str | None = None,
     ) -> ToolOutcome:
         """Run `action` under governance. With `wait`, an approval suspends only the caller
         until it settles; without, the card goes out and the outcome is WAITING. `labels`
@@ -154,12 +156,20 @@ class ToolGateway:
 
         `ask` (core/governance/flow.py: what the request has read) makes the owner decide
         whatever the Soul's tier says; `ask_if_changes` does so when a dry run shows the
-        command would change something."""
+        command would change something.
+
+        `key` (without `wait`): the identity of the inbound update asking. An update handled
+        again after a crash finds the approval it asked for the first time, and neither
+        dry-runs nor asks again."""
+        if key is not None and not wait:
+            known = await self._approvals.asked(key)
+            if known is not None:
+                return ToolOutcome(OutcomeKind.WAITING, "", action.describe(), approval_id=known)
         decision = self._policy.decide(action, autonomous=autonomous)
         if ask is not None and decision.verdict is not Verdict.DENY:
             decision = self._policy.must_ask(decision, ask)
         call = _Call(
-            via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes
+            via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes, key
         )
         if decision.verdict is not Verdict.DENY and judged_by_effect(action):
             if self._dry_runs is not None and await self._dry_runs.visible():
@@ -192,7 +202,9 @@ class ToolGateway:
             return replace(refused, receipt_ids=(decided, *refused.receipt_ids))
         if decision.verdict is Verdict.NEEDS_APPROVAL:
             if not wait:
-                approval_id = await self._approvals.request(action, decision, via, quest_id)
+                approval_id = await self._approvals.request(
+                    action, decision, via, quest_id, key=call.key
+                )
                 return replace(base, kind=OutcomeKind.WAITING, approval_id=approval_id)
             return await self._ask(action, decision, call, base)
         if decision.auto_approved:

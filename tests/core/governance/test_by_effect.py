@@ -12,10 +12,10 @@ import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.events import ButtonPress, Card, CardKind
+from core.events import ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import say, tap
+from tests.fakes.owner import CHAT, OWNER, say, tap
 from tests.fakes.workspace import put
 
 
@@ -130,14 +130,16 @@ async def test_a_delete_whose_files_are_already_gone_is_not_applied_again(
     assert card.kind is CardKind.APPROVAL
     shutil.rmtree(ws(app) / "dir14")  # done by hand (or by a first run) before the tap
     done = await tap(app, phone, card, "Approve")
-    assert done is not None and done.title == "Not applied"
+    assert done is not None
+    assert done.title == "Not applied"
     assert "no longer matches the dry run" in done.body
     assert "dir14" in done.body
     assert [b.label for b in done.buttons] == ["Dry run again"]
     assert await kinds(app, "tool_run", "success") == []  # no "Executed", nothing applied
     assert (await say(app, phone, "/undo")).title == "Nothing to undo"
     again = await tap(app, phone, done, "Dry run again")
-    assert again is not None and again.title == "/run"  # nothing left to delete: it just ran
+    assert again is not None
+    assert again.title == "/run"
 
 
 async def test_a_new_directory_in_the_place_of_a_deleted_one_survives_the_approve(
@@ -148,15 +150,49 @@ async def test_a_new_directory_in_the_place_of_a_deleted_one_survives_the_approv
     shutil.rmtree(ws(app) / "dir14")
     fresh = put(ws(app) / "dir14" / "new.txt", "made after the dry run")
     done = await tap(app, phone, card, "Approve")
-    assert done is not None and done.title == "Not applied"
+    assert done is not None
+    assert done.title == "Not applied"
     assert fresh.read_text() == "made after the dry run"
     assert await kinds(app, "tool_run", "success") == []
     again = await tap(app, phone, done, "Dry run again")
-    assert again is not None and again.title == "Dry-run again"
+    assert again is not None
+    assert again.title == "Dry-run again"
     asks = (await phone.next_card())[1]
     while asks.kind is not CardKind.APPROVAL:
         asks = (await phone.next_card())[1]
     assert "new.txt" in asks.body or "dir14" in asks.body
+
+
+async def test_a_message_handled_again_after_a_crash_asks_once(
+    settings: Settings,
+) -> None:
+    """A replay (the same update, kept in the inbox, handed on again) finds the approval
+    its first handling made: no second dry run, no second approval, no second card."""
+    message = Inbound("memory", OWNER, CHAT, "/run rm -rf dir14", arrival=14)
+    async with assemble(settings, web=False) as first:
+        phone = MemoryChannel()
+        await first.attach(phone)
+        put(ws(first) / "dir14" / "a.txt", "a")
+        await first.bus.publish(message)
+        card = (await phone.next_card())[1]
+        assert card.kind is CardKind.APPROVAL
+        await first.bus.publish(message)  # handled again, as after a crash
+        await first.bus.drained()
+        assert await kinds(first, "dry_run") == ["shell.exec"]
+        assert await kinds(first, "approval_requested") == ["shell.apply"]
+        approved = await tap(first, phone, card, "Approve")
+        assert approved is not None
+        assert approved.title == "Executed"
+    async with assemble(settings, web=False) as second:
+        phone2 = MemoryChannel()
+        await second.attach(phone2)
+        put(ws(second) / "dir14" / "b.txt", "made after the approved delete")
+        await second.bus.publish(message)  # after a restart, the approval already ran
+        await second.bus.drained()
+        assert phone2.pending() == 0  # no card, no reply: it was answered the first time
+        assert await kinds(second, "approval_requested") == ["shell.apply"]
+        assert await kinds(second, "tool_run", "success") == ["shell.apply"]
+        assert (ws(second) / "dir14" / "b.txt").exists()
 
 
 async def test_undo_refuses_when_a_later_change_touched_the_same_file(

@@ -12,6 +12,7 @@ from core.config import Settings
 from core.events import ButtonPress, Card, CardKind, MessageRef
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import ReceiptQuery
+from core.tools.action import ToolAction
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
 from tests.fakes.workspace import put
@@ -157,3 +158,17 @@ async def test_undecided_approval_is_reminded_once_and_the_reminder_decides(
         await again.attach(phone)
         await say(again, phone, "/status")
         assert not [c for _, c in phone.delivered if c.title.startswith("Reminder:")]
+
+
+async def test_one_update_is_given_one_approval_whatever_asks_again(app: Lancelot) -> None:
+    store = ApprovalStore(app.state)
+    action = ToolAction("shell.exec", "rm -rf dir14")
+    first = await store.create(action, "T3", "deletes", "card-1", "memory", 60, key="m:1")
+    again = await store.create(action, "T3", "deletes", "card-2", "memory", 60, key="m:1")
+    assert again == first  # the same approval, its card id included
+    other = await store.create(action, "T3", "deletes", "card-3", "memory", 60, key="m:2")
+    unkeyed = await store.create(action, "T3", "deletes", "card-4", "memory", 60)
+    assert len({first.id, other.id, unkeyed.id}) == 3
+    assert await store.count(ApprovalState.PENDING) == 3
+    assert await store.requested("m:1") == first
+    assert await store.requested("m:3") is None
