@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -87,14 +88,21 @@ class Bus:
         await self._queue.join()
 
     async def send(
-        self, channel: str, chat_id: str, card: Card, *, key: str | None = None
+        self,
+        channel: str,
+        chat_id: str,
+        card: Card,
+        *,
+        key: str | None = None,
+        queued: Callable[[], Awaitable[None]] | None = None,
     ) -> MessageRef:
         """Deliver a card to one chat; remember the copy. Raises DeliveryFailed.
 
         On a durable channel this waits for the first attempt only: DeliveryDeferred means the
         card is safely queued and will still arrive (and be remembered then). The outbox
         delivers a card id to a chat once; a fresh copy of the same card (a reminder) needs
-        its own `key`.
+        its own `key`. `queued` is awaited once the card is durably queued (only a channel
+        with an outbox queues: elsewhere it is never called).
         """
         target = self._channels.get(channel)
         if target is None:
@@ -102,7 +110,7 @@ class Bus:
         card = self._masked(card)
         outbox = self._outboxes.get(channel)
         if outbox is not None:
-            return await outbox.send(channel, chat_id, card, key=key)
+            return await outbox.send(channel, chat_id, card, key=key, queued=queued)
         try:
             ref = await target.deliver(chat_id, card)
         except DeliveryFailed:

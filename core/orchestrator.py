@@ -300,8 +300,12 @@ class Orchestrator:
     async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
         # An update handled again after a crash gets the reply already queued, not a second.
         key = None if event.arrival is None else f"answer:{event.channel}:{event.arrival}"
+
+        async def queued() -> None:  # the outcome is durable: a restart must not redo it
+            await self._bus.finished(event)
+
         try:
-            await self._bus.send(event.channel, event.chat_id, card, key=key)
+            await self._bus.send(event.channel, event.chat_id, card, key=key, queued=queued)
         except DeliveryDeferred as exc:  # queued durably: it goes out when it can
             log.info("reply to %s queued: %s", event.channel, exc)
         except DeliveryFailed as exc:

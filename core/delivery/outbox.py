@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Self
 
@@ -45,12 +45,14 @@ from core.events import Card, MessageRef
 from core.receipts.base import ReceiptStore
 from core.runtime.tasks import Supervisor
 
-__all__ = ["DeliveryPolicy", "OnDelivered", "Outbox"]
+__all__ = ["DeliveryPolicy", "OnDelivered", "Outbox", "Queued"]
 
 log = logging.getLogger(__name__)
 
 # Called when a card is fully delivered: (card correlation id, the message standing for it).
 OnDelivered = Callable[[str, MessageRef], None]
+# Awaited once a card is durably queued, before its first delivery attempt.
+Queued = Callable[[], Awaitable[None]]
 
 STOP_GRACE = 10.0  # seconds a stop waits for a message already on its way
 
@@ -137,13 +139,21 @@ class Outbox:
         await self._lanes.cancel(channel)
 
     async def send(
-        self, channel: str, chat_id: str, card: Card, *, key: str | None = None
+        self,
+        channel: str,
+        chat_id: str,
+        card: Card,
+        *,
+        key: str | None = None,
+        queued: Queued | None = None,
     ) -> MessageRef:
         """Queue a card durably and wait for its first delivery attempt.
 
         Returns the message standing for the card (its last part). Raises DeliveryDeferred
         when the first attempt failed but the card stays queued, DeliveryFailed when it will
         never go. The same key (by default: channel, chat and card id) is delivered once.
+        `queued` is awaited as soon as the card is on disk, before that first attempt (which
+        an outage makes last up to `first_attempt_wait`).
         """
         target = self._served(channel)
         parts = target.parts(card) if parted(target) else 1
@@ -156,7 +166,7 @@ class Outbox:
             card=card,
             parts=max(1, parts),
         )
-        outcome = await self._submit(row)
+        outcome = await self._submit(row, queued)
         if isinstance(outcome, LancelotError):
             raise outcome
         return outcome
@@ -199,17 +209,30 @@ class Outbox:
             raise DeliveryFailed(f"no channel named {channel!r} is served by the outbox")
         return target
 
-    async def _submit(self, row: OutboxRow) -> Outcome:
+    async def _submit(self, row: OutboxRow, queued: Queued | None = None) -> Outcome:
         known = self._outcomes.final(row.key)
         if known is not None:
+            if queued is not None:
+                await queued()
             return known
         if row.key not in self._lanes:
             self._commits[row.key] = asyncio.create_task(self._commit(row))
             if row.channel in self._stopped:
                 await self._commits.pop(row.key)
+                if queued is not None:
+                    await queued()
                 return DeliveryDeferred("queued; delivery resumes at the next start")
             self._enqueue(row)
+        if queued is not None:
+            await self._stored(row.key)
+            await queued()
         return await self._outcomes.first_attempt(row.key, self._policy.first_attempt_wait)
+
+    async def _stored(self, key: str) -> None:
+        """Wait until the row with `key` is on disk (a commit still under way, if any)."""
+        commit = self._commits.get(key)
+        if commit is not None:
+            await asyncio.shield(commit)
 
     async def _commit(self, row: OutboxRow) -> None:
         """Store the row (in the writer's next batch, shared with other messages' writes)."""

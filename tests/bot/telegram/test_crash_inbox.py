@@ -254,3 +254,22 @@ async def test_an_update_whose_handling_fails_stays_open_and_the_next_is_answere
     assert (state, done) == (InboxState.OPEN, InboxState.DONE)  # a restart hands /m1 on again
     assert "telegram: handling an update failed" in caplog.text
     assert "a bug on the way to the core" in caplog.text
+
+
+async def test_an_update_is_marked_handled_once_its_reply_is_queued_not_delivered(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    settings = webhook_settings(tg, tmp_path)
+    async with running(tg, settings) as lancelot:
+        tg.set_delay("sendMessage", 8.0)  # an outage: the first attempt hangs
+        started = time.monotonic()
+        await tg.post_webhook(an_update(78))
+        while await lancelot.app.inbox.state_of("telegram", 78) != (InboxState.DONE, 1):
+            assert time.monotonic() - started < 3.0, "the mark waited for the delivery"
+            await asyncio.sleep(0.02)
+        marked = time.monotonic() - started  # Telegram has not answered the reply yet
+        tg.set_delay("sendMessage", 0)
+        await tg.wait_for_sent(1, timeout=15)
+
+    assert marked < 3.0
+    assert len(tg.sent) == 1
