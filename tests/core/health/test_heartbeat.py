@@ -23,12 +23,18 @@ async def test_beats_while_open_and_says_stopping_on_a_clean_exit(tmp_path: Path
         later = read_heartbeat(tmp_path)
     last = read_heartbeat(tmp_path)
     await tasks.aclose()
-    assert first is not None and later is not None and last is not None
-    assert first.pid == os.getpid() and first.every == 0.05
-    assert first.state is BeatState.RUNNING and later.state is BeatState.RUNNING
-    assert later.count >= first.count + 3 and later.at > first.at
+    assert first is not None
+    assert later is not None
+    assert last is not None
+    assert first.pid == os.getpid()
+    assert first.every == 0.05
+    assert first.state is BeatState.RUNNING
+    assert later.state is BeatState.RUNNING
+    assert later.count >= first.count + 3
+    assert later.at > first.at
     assert later.started == first.started
-    assert last.state is BeatState.STOPPING and last.count > later.count
+    assert last.state is BeatState.STOPPING
+    assert last.count > later.count
 
 
 async def test_a_beat_that_cannot_be_written_shows_in_health_until_one_can(
@@ -38,7 +44,8 @@ async def test_a_beat_that_cannot_be_written_shows_in_health_until_one_can(
     tasks = Supervisor()
     async with HeartbeatWriter(home, 0.05, tasks):
         reason = await tasks.health()
-        assert reason is not None and f"cannot write {FILE}" in reason
+        assert reason is not None
+        assert f"cannot write {FILE}" in reason
         home.mkdir()
         await asyncio.sleep(0.2)
         assert await tasks.health() is None
