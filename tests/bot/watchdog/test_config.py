@@ -50,6 +50,13 @@ def test_it_keeps_the_token_the_owner_and_nothing_else(tmp_path: Path) -> None:
     assert "server-secret" not in repr(config)
 
 
+def test_by_default_it_waits_60_s_and_lancelot_beats_every_5_s(tmp_path: Path) -> None:
+    config = settings_from(tmp_path, TELEGRAM_BOT_TOKEN=TOKEN)
+    assert config.after == 60
+    assert config.check_every == 5
+    assert load_settings(environ={"LANCELOT_HOME": str(tmp_path)}).watchdog.heartbeat_seconds == 5
+
+
 def test_with_no_way_to_the_owner_it_refuses_to_start(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no way to reach the owner: set TELEGRAM_BOT_TOKEN"):
         settings_from(tmp_path)
