@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.watchdog.config import TelegramAddress, WatchdogConfig
+from bot.watchdog.config import GchatAddress, TelegramAddress, WatchdogConfig
 from bot.watchdog.message import BACK_MARK, DOWN_MARK, LOG_FILE
 from bot.watchdog.process import watch_lancelot
 from core.health.heartbeat import Heartbeat, write_heartbeat
 from core.security.owners import OwnerStore, PairedOwner
+from tests.fakes.gchat import FakeGoogle
 from tests.fakes.telegram import FakeTelegram
 
 OWNER = 1001
@@ -167,3 +168,32 @@ async def test_an_owner_who_has_the_message_does_not_get_it_again_when_another_i
             await tg.wait_for_sent(2, WAIT)
             await asyncio.sleep(4 * AFTER)
     assert sorted(m["chat_id"] for m in tg.sent) == [OWNER, 2002]
+
+
+async def test_google_chat_is_told_too_through_its_webhook(tmp_path: Path) -> None:
+    async with FakeTelegram() as tg, FakeGoogle() as google:
+        config = config_for(tmp_path, tg)
+        webhook = GchatAddress(SecretStr(google.webhook_url), None, None, google.api_base_url)
+        both = WatchdogConfig(tmp_path, AFTER, config.telegram, webhook)
+        async with watchdog(both):
+            await google.wait_for(lambda: google.messages, WAIT)
+            await tg.wait_for_sent(1, WAIT)
+            await asyncio.sleep(3 * AFTER)
+        [message] = google.messages.values()
+    assert DOWN_MARK in message.body["text"]
+    assert message.via == "webhook"
+    assert len(tg.sent) == 1
+
+
+async def test_google_chat_is_told_through_the_chat_api_into_its_space(tmp_path: Path) -> None:
+    async with FakeTelegram() as tg, FakeGoogle() as google:
+        account = google.write_service_account(tmp_path / "sa.json")
+        api = GchatAddress(None, account, "spaces/OWNER", google.api_base_url)
+        async with watchdog(WatchdogConfig(tmp_path, AFTER, None, api)):
+            await google.wait_for(lambda: google.messages, WAIT)
+            await asyncio.sleep(3 * AFTER)
+        [message] = google.in_space("spaces/OWNER")
+    assert DOWN_MARK in message.body["text"]
+    assert message.via == "api"
+    assert message.request_id.startswith("lancelot-watchdog-down-")
+    assert tg.calls == []
