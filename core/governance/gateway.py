@@ -161,7 +161,9 @@ class ToolGateway:
         call = _Call(
             via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes
         )
-        if decision.verdict is not Verdict.DENY and judged_by_effect(action):
+        # A flow's reason to ask stands whatever a dry run would show: the owner decides on
+        # the command itself (a read has no effect a dry run could put on a card).
+        if decision.verdict is not Verdict.DENY and judged_by_effect(action) and ask is None:
             if self._dry_runs is not None and await self._dry_runs.visible():
                 try:
                     return await self._by_effect(self._dry_runs, action, call)
