@@ -247,7 +247,7 @@ class ToolGateway:
             )
         apply = apply_action(run)
         decision = self._policy.judge_effects(
-            apply, run.effects.categories(), autonomous=call.autonomous
+            apply, run.effects.categories(), command=action, autonomous=call.autonomous
         )
         if call.ask_if_changes is not None and decision.verdict is not Verdict.DENY:
             decision = self._policy.must_ask(decision, call.ask_if_changes)
