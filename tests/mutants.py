@@ -1,5 +1,6 @@
-"""`python -m tests.mutants`: each guard of the flow rules replaced by a no-op, in a copy of
-the repository, must turn its tests red. A mutant that survives is a guard no test holds.
+"""`python -m tests.mutants`: each guard of the flow rules, the approval's hash re-check and
+the canonical-token checks replaced by a no-op, in a copy of the repository, must turn its
+tests red. A mutant that survives is a guard no test holds.
 
 Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives.
 """
@@ -25,16 +26,21 @@ TESTS = (
 
 @dataclass(frozen=True)
 class Mutant:
-    """One guard switched off: in `path`, `before` becomes `after`."""
+    """One guard switched off: in `path`, `before` becomes `after`; `tests` must notice."""
 
     name: str
     path: str
     before: str
     after: str
+    tests: tuple[str, ...] = TESTS
 
 
 FLOW = "core/governance/flow.py"
 CHECKS = "core/agent/flow_checks.py"
+APPROVALS = "core/governance/approval_service.py"
+APPROVAL_TESTS = ("tests/core/governance/test_approval_binding.py",)
+BUTTON_TESTS = ("tests/core/security/test_tokens.py", "tests/core/test_orchestrator.py")
+COOKIE_TESTS = ("tests/core/security/test_viewer_access.py", "tests/bot/web/test_receipt_page.py")
 MUTANTS = (
     Mutant("no egress check", FLOW, "    if not flow.holds_private:\n", "    if True:\n"),
     Mutant("stranger's links always quoted", FLOW,
@@ -77,6 +83,21 @@ MUTANTS = (
     Mutant("no links listed", "core/tools/readable.py",
            "return Page(title, text, cut or more, links(root, base))",
            "return Page(title, text, cut or more)"),
+    Mutant("approval's action not re-checked", APPROVALS,
+           "        if (\n            approval.action.digest != ctx.payload.get(\"hash\")\n"
+           "            or approval.action.digest != approval.action_hash\n        ):\n",
+           "        if False:\n", APPROVAL_TESTS),
+    Mutant("approval's action not held to its button's hash", APPROVALS,
+           "approval.action.digest != ctx.payload.get(\"hash\")\n            or ", "",
+           APPROVAL_TESTS),
+    Mutant("approval's action not held to its stored hash", APPROVALS,
+           "\n            or approval.action.digest != approval.action_hash", "", APPROVAL_TESTS),
+    Mutant("any spelling of a button token", "core/security/tokens.py",
+           "if not hmac.compare_digest(_spelling(raw), token.encode()):", "if False:",
+           BUTTON_TESTS),
+    Mutant("session MAC decoded, not compared as written", "core/security/viewer_access.py",
+           "hmac.compare_digest(mac, _b64encode(self._mac(body)))",
+           "hmac.compare_digest(_b64decode(mac), self._mac(body))", COOKIE_TESTS),
 )  # fmt: skip
 
 
@@ -90,7 +111,7 @@ def survives(mutant: Mutant, scratch: Path) -> bool:
     if mutant.before not in text:
         raise SystemExit(f"{mutant.name}: {mutant.path} no longer holds {mutant.before!r}")
     target.write_text(text.replace(mutant.before, mutant.after, 1))
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *TESTS]
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.tests]
     done = subprocess.run(command, cwd=copy, capture_output=True, text=True, check=False)
     return done.returncode == 0
 
