@@ -2,7 +2,8 @@
 the canonical-token checks replaced by a no-op, in a copy of the repository, must turn its
 tests red. A mutant that survives is a guard no test holds.
 
-Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives.
+Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives. Words given
+on the command line run only the mutants whose names hold one of them.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ MUTANTS = (
     Mutant("session MAC decoded, not compared as written", "core/security/viewer_access.py",
            "hmac.compare_digest(mac, _b64encode(self._mac(body)))",
            "hmac.compare_digest(_b64decode(mac), self._mac(body))", COOKIE_TESTS),
+    Mutant("viewer link trimmed before it is looked up", "core/security/viewer_access.py",
+           "        digest = _token_hash(token)\n", "        digest = _token_hash(token.strip())\n",
+           COOKIE_TESTS),
 )  # fmt: skip
 
 
@@ -116,18 +120,22 @@ def survives(mutant: Mutant, scratch: Path) -> bool:
     return done.returncode == 0
 
 
-def main() -> int:
-    """Run every mutant; exit 1 if one survives."""
+def main(words: list[str]) -> int:
+    """Run every mutant (or those whose names hold one of `words`); exit 1 if one survives."""
+    chosen = [m for m in MUTANTS if not words or any(w in m.name for w in words)]
+    if not chosen:
+        print(f"no mutant's name holds any of {words}", file=sys.stderr)
+        return 2
     survived = []
     with tempfile.TemporaryDirectory(prefix="lancelot-mutants-") as scratch:
-        for mutant in MUTANTS:
+        for mutant in chosen:
             alive = survives(mutant, Path(scratch))
             print(f"{'SURVIVED' if alive else 'killed  '}  {mutant.name}", flush=True)
             if alive:
                 survived.append(mutant.name)
-    print(f"{len(MUTANTS) - len(survived)} of {len(MUTANTS)} mutants killed")
+    print(f"{len(chosen) - len(survived)} of {len(chosen)} mutants killed")
     return 1 if survived else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
