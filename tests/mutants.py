@@ -74,7 +74,7 @@ MUTANTS = (
            "if call.ask_if_changes is not None and decision.verdict",
            "if False and decision.verdict"),
     Mutant("earlier answers not read as strangers'", "core/agent/memory_bridge.py",
-           "if compiled.from_strangers and quest.flow is not None:", "if False:"),
+           "if compiled.from_strangers:", "if False:"),
     Mutant("answers kept unlabelled", "core/agent/memory_bridge.py",
            'label=STRANGERS if read_strangers else ""', 'label=""'),
     Mutant("memory in the prompt not private", "core/agent/agent.py",
