@@ -85,3 +85,24 @@ async def test_an_action_rewritten_with_its_buttons_does_not_run(
     )
     assert changed.rowcount == 2
     await approve_and_see_refusal(app, phone, workspace)
+
+
+async def test_an_approved_action_rewritten_before_a_restart_runs_it_does_not_run(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    # Approved, then stopped before it ran; the row rewritten while Lancelot was down. The
+    # restart's reconcile runs what is approved, so it checks the hash itself.
+    approval, workspace = await asked_to_delete_old(app, phone)
+    await app.state.execute(
+        "UPDATE approvals SET state = ?, action = ? WHERE id = ?",
+        (ApprovalState.APPROVED.value, SWAPPED.to_json(), approval.id),
+    )
+    assert app.governance is not None
+    await app.governance.approvals.reconcile()
+    assert (workspace / "precious" / "keep.txt").read_text() == "precious"
+    assert await receipt_names(app, "tool_run") == []
+    assert await receipt_names(app, "approval_refused") == [SWAPPED.capability]
+    settled = await app.governance.approval_store.get(approval.id)
+    assert settled is not None
+    assert settled.state is ApprovalState.NOT_RUN
+    assert "the action changed" in (settled.result or "")
