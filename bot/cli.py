@@ -1,5 +1,5 @@
 """The `lancelot` command: run, chat, setup, pair, doctor, receipts verify/export, memory
-export/review, soul lint, sandbox build, container base."""
+export/review, soul lint, sandbox build, container base, watchdog."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="start everything configured")
     commands.add_parser("chat", help="talk to Lancelot in this terminal")
+    commands.add_parser("watchdog", help="tell the owner when `lancelot run` stops answering")
     commands.add_parser("setup", help="ask for the model provider keys, check and keep them")
     doctor = commands.add_parser("doctor", help="check the settings, tokens, keys and engine")
     doctor.add_argument("--json", action="store_true", help="one JSON object, for scripts")
@@ -112,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.sandbox import build_image
 
             return build_image(settings, force=args.force, mirror=args.mirror)
+        if args.command == "watchdog":
+            from bot.watchdog.process import prepare_watchdog, serve_watchdog
+
+            return run_loop(serve_watchdog(prepare_watchdog(settings)))
         if args.command == "container":
             from bot.container import build_base
 

@@ -17,6 +17,7 @@ from bot.pairing import OwnerBook
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
 from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
+from core.health.heartbeat import HeartbeatWriter
 from core.runtime.heap import freeze_startup_heap
 from core.security.pairing import PairingLimits
 
@@ -120,6 +121,9 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
         channels_configured = telegram or bool(settings.gchat.audience)
         if chat or (not channels_configured and sys.stdin.isatty()):
             console = await _attach_console(app)
+        if not chat:  # what `lancelot watchdog` reads; its last beat says a clean stop
+            every = settings.watchdog.heartbeat_seconds
+            await app.stack.enter_async_context(HeartbeatWriter(app.home, every, app.tasks))
         app.health.mark_ready()
         freeze_startup_heap()
         if app.web_port is not None:

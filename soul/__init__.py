@@ -15,7 +15,7 @@ from soul.errors import (
 from soul.linter import lint, lint_file, lint_text
 from soul.readonly import provably_read_only, read_only_reason
 from soul.report import Finding, LintReport, Severity
-from soul.rules import Action, Classification, classify, denied_by, needs_approval
+from soul.rules import Action, Classification, classify, denied_by, needs_approval, stricter
 from soul.schema import (
     TIERS,
     ApprovalRules,
@@ -69,5 +69,6 @@ __all__ = [
     "needs_approval",
     "provably_read_only",
     "read_only_reason",
+    "stricter",
     "tier_rank",
 ]

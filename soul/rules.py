@@ -40,11 +40,12 @@ class Classification:
     rule_ids: tuple[str, ...]
 
 
-def classify(soul: Soul, action: Action) -> Classification:
+def classify(soul: Soul, action: Action, *, default: Tier | None = None) -> Classification:
     """Tier and kinds of an action: every matching rule applies, the highest tier wins.
 
     A shell command line is classified command by command (``ls && rm x`` is T3); a command
-    no rule matches, like an action no rule matches, gets `risk_rules.default_tier`. A command
+    no rule matches, like an action no rule matches, gets `default` (the Soul's
+    `risk_rules.default_tier` unless given: "T0" asks only what the rules say). A command
     word known only at run time (`$c`, `$(...)`) may be any command: every rule naming a
     command matches it, and it is never below the default tier. A command a T0 rule names
     but that is not provably read-only (`sort -o f`, `find -fprint f`, `PATH=. ls`) gets the
@@ -52,7 +53,7 @@ def classify(soul: Soul, action: Action) -> Classification:
     (`PATH=.; ls`).
     """
     rules = [r for r in soul.risk_rules.rules if r.capability == action.capability]
-    default = soul.risk_rules.default_tier
+    default = default or soul.risk_rules.default_tier
     if action.capability == SHELL and action.command is not None:
         statements = parse_command(action.command)
         commands = list(dict.fromkeys(c for s in statements for c in s.commands))  # once each
@@ -67,6 +68,16 @@ def classify(soul: Soul, action: Action) -> Classification:
     kinds = {action.capability} | {r.kind or r.capability for r in matched}
     ids = dict.fromkeys(r.id for r in matched)
     return Classification(_highest(tiers or [default]), tuple(sorted(kinds)), tuple(ids))
+
+
+def stricter(first: Classification, second: Classification) -> Classification:
+    """Both judgements of one action at once: the higher tier, and every kind and rule of
+    either (a kind the Soul says must be asked stays asked, whichever side found it)."""
+    return Classification(
+        _highest([first.tier, second.tier]),
+        tuple(sorted({*first.kinds, *second.kinds})),
+        tuple(dict.fromkeys((*first.rule_ids, *second.rule_ids))),
+    )
 
 
 def needs_approval(soul: Soul, classification: Classification, *, autonomous: bool) -> bool:

@@ -111,12 +111,22 @@ class EffectRules(_Part):
     git_refs_created: Tier = "T1"
     git_refs_moved: Tier = "T2"
     git_refs_deleted: Tier = "T3"
+    git_history_lost: Tier = "T3"  # a ref moved so that commits no ref reaches any more
+    git_refs_broken: Tier = "T3"  # a ref set to something that is not a commit
     git_index: Tier = "T1"
     git_config: Tier = "T3"
 
 
 # Effects that destroy what was there: the linter keeps them at T3 (always the owner's call).
-DESTRUCTIVE_EFFECTS = ("overwrites", "deletes", "mode_changes", "git_refs_deleted", "git_config")
+DESTRUCTIVE_EFFECTS = (
+    "overwrites",
+    "deletes",
+    "mode_changes",
+    "git_refs_deleted",
+    "git_history_lost",
+    "git_refs_broken",
+    "git_config",
+)
 
 
 class RiskRules(_Part):

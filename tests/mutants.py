@@ -1,7 +1,9 @@
-"""`python -m tests.mutants`: each guard of the flow rules replaced by a no-op, in a copy of
-the repository, must turn its tests red. A mutant that survives is a guard no test holds.
+"""`python -m tests.mutants`: each guard of the flow rules, the approval's hash re-check and
+the canonical-token checks replaced by a no-op, in a copy of the repository, must turn its
+tests red. A mutant that survives is a guard no test holds.
 
-Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives.
+Prints one line per mutant (killed, or SURVIVED) and exits 1 when any survives. Words given
+on the command line run only the mutants whose names hold one of them.
 """
 
 from __future__ import annotations
@@ -25,16 +27,21 @@ TESTS = (
 
 @dataclass(frozen=True)
 class Mutant:
-    """One guard switched off: in `path`, `before` becomes `after`."""
+    """One guard switched off: in `path`, `before` becomes `after`; `tests` must notice."""
 
     name: str
     path: str
     before: str
     after: str
+    tests: tuple[str, ...] = TESTS
 
 
 FLOW = "core/governance/flow.py"
 CHECKS = "core/agent/flow_checks.py"
+APPROVALS = "core/governance/approval_service.py"
+APPROVAL_TESTS = ("tests/core/governance/test_approval_binding.py",)
+BUTTON_TESTS = ("tests/core/security/test_tokens.py", "tests/core/test_orchestrator.py")
+COOKIE_TESTS = ("tests/core/security/test_viewer_access.py", "tests/bot/web/test_receipt_page.py")
 MUTANTS = (
     Mutant("no egress check", FLOW, "    if not flow.holds_private:\n", "    if True:\n"),
     Mutant("stranger's links always quoted", FLOW,
@@ -67,7 +74,7 @@ MUTANTS = (
            "if call.ask_if_changes is not None and decision.verdict",
            "if False and decision.verdict"),
     Mutant("earlier answers not read as strangers'", "core/agent/memory_bridge.py",
-           "if compiled.from_strangers and quest.flow is not None:", "if False:"),
+           "if compiled.from_strangers:", "if False:"),
     Mutant("answers kept unlabelled", "core/agent/memory_bridge.py",
            'label=STRANGERS if read_strangers else ""', 'label=""'),
     Mutant("memory in the prompt not private", "core/agent/agent.py",
@@ -77,6 +84,34 @@ MUTANTS = (
     Mutant("no links listed", "core/tools/readable.py",
            "return Page(title, text, cut or more, links(root, base))",
            "return Page(title, text, cut or more)"),
+    Mutant("approval's action not re-checked", APPROVALS,
+           "        if (\n            approval.action.digest != ctx.payload.get(\"hash\")\n"
+           "            or approval.action.digest != approval.action_hash\n        ):\n",
+           "        if False:\n", APPROVAL_TESTS),
+    Mutant("approval's action not held to its button's hash", APPROVALS,
+           "approval.action.digest != ctx.payload.get(\"hash\")\n            or ", "",
+           APPROVAL_TESTS),
+    Mutant("approval's action not held to its stored hash", APPROVALS,
+           "\n            or approval.action.digest != approval.action_hash", "", APPROVAL_TESTS),
+    Mutant("approved action not re-checked when it runs", "core/governance/approval_transitions.py",
+           "        if approval.action.digest != approval.action_hash:", "        if False:",
+           APPROVAL_TESTS),
+    Mutant("a sensitive read dry-run instead of asked", "core/governance/gateway.py",
+           "judged_by_effect(action) and ask is None:", "judged_by_effect(action):",
+           ("tests/core/agent/test_flow_rules.py",)),
+    Mutant("a file tool's change not journaled", "core/tools/file_ops.py",
+           "if self._changes is not None and action.capability in JOURNALED:", "if False:",
+           ("tests/core/tools/effects/test_host_changes.py",
+            "tests/core/agent/test_workspace_tools.py")),
+    Mutant("any spelling of a button token", "core/security/tokens.py",
+           "if not hmac.compare_digest(_spelling(raw), token.encode()):", "if False:",
+           BUTTON_TESTS),
+    Mutant("session MAC decoded, not compared as written", "core/security/viewer_access.py",
+           "hmac.compare_digest(mac, _b64encode(self._mac(body)))",
+           "hmac.compare_digest(_b64decode(mac), self._mac(body))", COOKIE_TESTS),
+    Mutant("viewer link trimmed before it is looked up", "core/security/viewer_access.py",
+           "        digest = _token_hash(token)\n", "        digest = _token_hash(token.strip())\n",
+           COOKIE_TESTS),
 )  # fmt: skip
 
 
@@ -90,23 +125,27 @@ def survives(mutant: Mutant, scratch: Path) -> bool:
     if mutant.before not in text:
         raise SystemExit(f"{mutant.name}: {mutant.path} no longer holds {mutant.before!r}")
     target.write_text(text.replace(mutant.before, mutant.after, 1))
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *TESTS]
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.tests]
     done = subprocess.run(command, cwd=copy, capture_output=True, text=True, check=False)
     return done.returncode == 0
 
 
-def main() -> int:
-    """Run every mutant; exit 1 if one survives."""
+def main(words: list[str]) -> int:
+    """Run every mutant (or those whose names hold one of `words`); exit 1 if one survives."""
+    chosen = [m for m in MUTANTS if not words or any(w in m.name for w in words)]
+    if not chosen:
+        print(f"no mutant's name holds any of {words}", file=sys.stderr)
+        return 2
     survived = []
     with tempfile.TemporaryDirectory(prefix="lancelot-mutants-") as scratch:
-        for mutant in MUTANTS:
+        for mutant in chosen:
             alive = survives(mutant, Path(scratch))
             print(f"{'SURVIVED' if alive else 'killed  '}  {mutant.name}", flush=True)
             if alive:
                 survived.append(mutant.name)
-    print(f"{len(MUTANTS) - len(survived)} of {len(MUTANTS)} mutants killed")
+    print(f"{len(chosen) - len(survived)} of {len(chosen)} mutants killed")
     return 1 if survived else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -67,6 +67,21 @@ def test_compose_passes_only_settings_the_readme_documents() -> None:
     assert [n for n in names if f"`{n}`" not in settings] == []
 
 
+def test_the_watchdog_service_reads_the_data_and_holds_only_the_way_to_the_owner() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    watchdog = services["watchdog"]
+    assert watchdog["command"] == ["lancelot", "watchdog"]
+    assert watchdog["image"] == services["lancelot"]["image"]
+    assert watchdog["build"] == services["lancelot"]["build"]
+    assert watchdog["volumes"] == [services["lancelot"]["volumes"][0] + ":ro"]
+    assert watchdog["environment"] == [
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_OWNER_ID",
+        "GCHAT_WEBHOOK_URL",
+    ]
+    assert "ports" not in watchdog
+
+
 def test_the_dockerfile_matches_what_the_readme_says() -> None:
     port = readme_run()[readme_run().index("-p") + 1].rsplit(":", 1)[1]
     data = readme_run()[readme_run().index("-v") + 1].split(":")[1]

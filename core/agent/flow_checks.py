@@ -107,9 +107,15 @@ def _globs_sensitive(word: str) -> bool:
     return False
 
 
-def _operands(command: str) -> list[str]:
-    """A command's arguments; `--file=.env` names .env too."""
-    return [w.split("=", 1)[-1] for w in command_words(command)[1:]]
+def _operands(command: str, depth: int = 0) -> list[str]:
+    """A command's arguments; `--file=.env` names .env too, and a quoted command line
+    (`sh -c 'cat .env'`) names its own words."""
+    found: list[str] = []
+    for word in command_words(command)[1:]:
+        found.append(word.split("=", 1)[-1])
+        if depth < 3 and any(ch.isspace() for ch in word):
+            found += _operands(f"_ {word}", depth + 1)
+    return found
 
 
 def _strings(value: object) -> Iterator[str]:

@@ -271,6 +271,23 @@ class SchedulerSettings(Section):
     disk_min_free_mb: int = Field(default=500, ge=0)
 
 
+class WatchdogSettings(Section):
+    """How often the serving process beats (LANCELOT_HOME/heartbeat.json), and how long
+    `lancelot watchdog` lets it be silent before telling the owner."""
+
+    after_seconds: float = Field(default=60.0, gt=0)
+    heartbeat_seconds: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _beats_within_limit(self) -> WatchdogSettings:
+        if self.heartbeat_seconds * 2 > self.after_seconds:
+            raise ValueError(
+                "heartbeat_seconds must be at most half of after_seconds (else a live "
+                "Lancelot looks dead between two beats)"
+            )
+        return self
+
+
 class MemorySettings(Section):
     """What the agent sees of memory before each request (FEATURE_MEMORY turns it off)."""
 
@@ -320,6 +337,7 @@ class Settings(Section):
     limits: LimitSettings = LimitSettings()
     ledger: LedgerSettings = LedgerSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
+    watchdog: WatchdogSettings = WatchdogSettings()
     memory: MemorySettings = MemorySettings()
     delivery: DeliverySettings = DeliverySettings()
     progress: ProgressSettings = ProgressSettings()

@@ -104,6 +104,8 @@ class ApprovalTransitions:
             return None
         approval = await self._store.get(approval_id)
         assert approval is not None
+        if approval.action.digest != approval.action_hash:  # edited since it was approved
+            return await self._refuse_changed(approval, parent_id)
         report = await self._executor.execute(
             approval.action,
             approval.tier,
@@ -126,6 +128,22 @@ class ApprovalTransitions:
             result=report.text,
         )
         return report
+
+    async def _refuse_changed(self, approval: Approval, parent_id: str | None) -> RunReport:
+        """Executing -> not_run: the stored action no longer hashes to what the owner
+        approved (its row was rewritten after the tap, before the run a restart resumes)."""
+        what = "the action changed since it was approved; nothing ran"
+        await self._store.move(
+            approval.id,
+            ApprovalState.EXECUTING,
+            ApprovalState.NOT_RUN,
+            finished_at=self._clock(),
+            result=what,
+        )
+        receipt = self.record(
+            approval, GovernanceReceipt.APPROVAL_REFUSED, what, ReceiptStatus.REFUSED, parent_id
+        )
+        return RunReport(None, what, receipt, f"Not run: {what}.", refused=True)
 
     async def expire(self, approval: Approval) -> bool:
         """Pending -> expired; whether this call moved it."""
@@ -161,19 +179,20 @@ class ApprovalTransitions:
 
     def record(
         self, approval: Approval, kind: str, what: str, status: ReceiptStatus, parent_id: str | None
-    ) -> None:
-        """A receipt of what happened to the approval (a move, a reminder, a refused tap)."""
-        self._ledger.append(
-            Receipt(
-                action_type=kind,
-                action_name=approval.action.capability,
-                inputs={"approval_id": approval.id, "command": approval.action.describe()},
-                outputs={"outcome": what},
-                status=status,
-                parent_id=parent_id,
-                quest_id=approval.quest_id,
-            )
+    ) -> str:
+        """A receipt of what happened to the approval (a move, a reminder, a refused tap);
+        its id."""
+        receipt = Receipt(
+            action_type=kind,
+            action_name=approval.action.capability,
+            inputs={"approval_id": approval.id, "command": approval.action.describe()},
+            outputs={"outcome": what},
+            status=status,
+            parent_id=parent_id,
+            quest_id=approval.quest_id,
         )
+        self._ledger.append(receipt)
+        return receipt.id
 
     async def _drop(self, approval: Approval) -> None:
         """Denied or lapsed: a dry run kept for this approval is discarded (the workspace

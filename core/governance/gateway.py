@@ -171,7 +171,9 @@ class ToolGateway:
         call = _Call(
             via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes, key
         )
-        if decision.verdict is not Verdict.DENY and judged_by_effect(action):
+        # A flow's reason to ask stands whatever a dry run would show: the owner decides on
+        # the command itself (a read has no effect a dry run could put on a card).
+        if decision.verdict is not Verdict.DENY and judged_by_effect(action) and ask is None:
             if self._dry_runs is not None and await self._dry_runs.visible():
                 try:
                     return await self._by_effect(self._dry_runs, action, call)
@@ -257,7 +259,7 @@ class ToolGateway:
             )
         apply = apply_action(run)
         decision = self._policy.judge_effects(
-            apply, run.effects.categories(), autonomous=call.autonomous
+            apply, run.effects.categories(), command=action, autonomous=call.autonomous
         )
         if call.ask_if_changes is not None and decision.verdict is not Verdict.DENY:
             decision = self._policy.must_ask(decision, call.ask_if_changes)

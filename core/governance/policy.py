@@ -18,6 +18,7 @@ from soul import (
     classify_effects,
     denied_by,
     needs_approval,
+    stricter,
 )
 
 CACHE_SIZE = 4096
@@ -86,26 +87,46 @@ class PolicyEngine:
         return cached
 
     def judge_effects(
-        self, action: ToolAction, kinds: Iterable[str], *, autonomous: bool = False
+        self,
+        action: ToolAction,
+        kinds: Iterable[str],
+        *,
+        command: ToolAction,
+        autonomous: bool = False,
     ) -> Decision:
         """Decide about applying a dry run's effects (`action` is the apply action, `kinds`
-        the effect set's non-empty categories): by the Soul's effect tiers, the approval
-        rules and Crusader mode, as for any action. An allowed decision carries the apply's
-        capability token; nothing is cached (each effect set is new)."""
+        the effect set's non-empty categories, `command` the shell command that made them):
+        by the stricter of the Soul's effect tiers and its rules for the command (a rule
+        the dry run cannot see past, like git-rewrite, is never dropped), then the approval
+        rules and Crusader mode, as for any action. The rules read the facts the dry run saw
+        (whether anything was overwritten), and a command no rule names adds nothing: its
+        effects judge it. An allowed decision carries the apply's capability token; nothing
+        is cached (each effect set is new)."""
         soul = self._soul()
+        present = tuple(kinds)
         try:
-            found = classify_effects(soul, kinds)
+            found = classify_effects(soul, present)
         except ValueError as exc:  # an effect the Soul cannot judge goes to the owner
             found = Classification("T3", ("shell.exec",), ("effects.unknown",))
             reason = str(exc)
         else:
             reason = ""
+        found = stricter(found, self._command_rules(soul, command, "overwrites" in present))
         decision = self._ask_or_allow(soul, found, autonomous)
         if reason:
             decision = replace(decision, reason=reason)
         if decision.verdict is Verdict.ALLOW:
             return replace(decision, capability=self._capabilities.issue(action.digest))
         return decision
+
+    @staticmethod
+    def _command_rules(soul: Soul, command: ToolAction, overwrites: bool) -> Classification:
+        """What the Soul's rules alone say of a dry-run command, with `overwrites` as seen."""
+        facts = replace(_facts(command), overwrites=overwrites)
+        try:
+            return classify(soul, facts, default="T0")
+        except UnparseableCommand:  # decide() refuses these first; never waved on here
+            return Classification("T3", ("shell.exec",), ("unparseable-command",))
 
     def authorize_inert(self, action: ToolAction) -> str:
         """The capability for running `action` where it cannot change anything (a dry run
@@ -134,13 +155,7 @@ class PolicyEngine:
         return self._capabilities.issue(action.digest)
 
     def _evaluate(self, soul: Soul, action: ToolAction, autonomous: bool) -> Decision:
-        facts = Action(
-            capability=action.capability,
-            command=action.command,
-            method=action.params.get("method"),
-            in_workspace=action.params.get("in_workspace"),
-            overwrites=action.params.get("overwrites"),
-        )
+        facts = _facts(action)
         try:
             if action.command is not None:
                 rule = denied_by(soul, action.command)
@@ -184,3 +199,14 @@ class PolicyEngine:
             and tier != "T3"
             and not set(kinds) & set(soul.requires_approval)
         )
+
+
+def _facts(action: ToolAction) -> Action:
+    """What the Soul's rules are matched against."""
+    return Action(
+        capability=action.capability,
+        command=action.command,
+        method=action.params.get("method"),
+        in_workspace=action.params.get("in_workspace"),
+        overwrites=action.params.get("overwrites"),
+    )

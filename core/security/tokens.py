@@ -89,15 +89,21 @@ class ActionTokens:
             " VALUES (?, ?, ?, ?, ?)",
             (raw_id.hex(), action, json.dumps(payload), card_id, self._clock() + ttl),
         )
-        return base64.urlsafe_b64encode(raw_id + self._mac(raw_id)).decode().rstrip("=")
+        return _spelling(raw_id + self._mac(raw_id)).decode()
 
     def _token_id(self, token: str) -> str:
+        """The id a token names once its MAC holds. Base64 decoding skips what it cannot
+        read and takes `+`, `/` and padding, so a token is read only in the spelling issue()
+        gave it: any other (`~`, a space or `=` inserted, a newline added) is refused as
+        forged, as a token this server never signed is."""
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (binascii.Error, ValueError):
             raise InvalidToken("malformed") from None
         if len(raw) != _ID_BYTES + _MAC_BYTES:
             raise InvalidToken("malformed")
+        if not hmac.compare_digest(_spelling(raw), token.encode()):
+            raise InvalidToken("forged")
         raw_id, mac = raw[:_ID_BYTES], raw[_ID_BYTES:]
         if not hmac.compare_digest(mac, self._mac(raw_id)):
             raise InvalidToken("forged")
@@ -150,3 +156,8 @@ class ActionTokens:
             "DELETE FROM action_tokens WHERE expires_at < ?", (self._clock() - older_than,)
         )
         return cur.rowcount
+
+
+def _spelling(raw: bytes) -> bytes:
+    """The one way a token's bytes are written: base64url, unpadded."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=")

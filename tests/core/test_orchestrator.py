@@ -9,6 +9,7 @@ from core.events import Button, ButtonPress, Card, CardKind, Inbound
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
+from tests.fakes.spellings import decodes_alike, other_spellings
 
 pytestmark = pytest.mark.app(
     env={"LANCELOT_LIMITS_RATE_PER_MINUTE": "10", "LANCELOT_LIMITS_MAX_MESSAGE_CHARS": "2000"}
@@ -136,3 +137,33 @@ async def test_forged_button_changes_nothing(app: Lancelot, phone: MemoryChannel
     assert "no longer valid" in refusal.body
     assert ("button_refused", "forged", "refused") in await receipts(app)
     assert phone.edits == []
+
+
+@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
+async def test_another_spelling_of_a_button_is_refused_as_a_forgery(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    card = Card(kind=CardKind.NOTICE, title="Pick")
+    token = await app.tokens.issue("demo", {"n": 1}, card.correlation_id)
+    card = Card(
+        kind=CardKind.NOTICE,
+        title="Pick",
+        buttons=(Button("Go", token),),
+        correlation_id=card.correlation_id,
+    )
+    ref = await app.bus.send(phone.name, "owner-chat", card)
+    await phone.next_card()
+    # The spellings a lenient decoder would read as the token itself.
+    spellings = [s for s in other_spellings(token) if decodes_alike(s, token)]
+    assert len(spellings) >= 40
+    for spelling in spellings:
+        await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, spelling))
+        _, refusal = await phone.next_card()
+        assert "no longer valid" in refusal.body
+    assert phone.edits == []
+    refused = await receipts(app, action_type="button_refused")
+    assert refused == [("button_refused", "forged", "refused")] * len(spellings)
+    # The card was not spent: its genuine button still works.
+    await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
+    await app.bus.drained()
+    assert [(r, c.title) for r, c in phone.edits] == [(ref, "Done")]

@@ -33,6 +33,9 @@ def test_shipped_v1_passes_with_no_findings() -> None:
         ),
         # 1. a T3 rule whose kind no longer needs approval
         ("kind: repo.push", "kind: repo.sync", "destructive-requires-approval"),
+        # 1. history lost, or a ref broken, without asking
+        ("git_history_lost: T3", "git_history_lost: T2", "destructive-requires-approval"),
+        ("git_refs_broken: T3", "git_refs_broken: T1", "destructive-requires-approval"),
         # 2. silent degradation allowed
         (
             "forbid_silent_degradation: true",

@@ -23,6 +23,8 @@ CATEGORIES = (
     "git_refs_created",
     "git_refs_moved",
     "git_refs_deleted",
+    "git_history_lost",
+    "git_refs_broken",
     "git_index",
     "git_config",
 )
@@ -97,7 +99,9 @@ class EffectSet:
     def categories(self) -> dict[str, tuple[str, ...]]:
         """What the Soul's effect rules look at: category -> the paths or refs in it (only
         non-empty categories). Paths inside .git count through the git categories, except
-        what git itself cannot give back (see git_losses): git objects and reflogs removed
+        what git itself cannot give back (see git_losses), and refs moved so that commits
+        are no longer reachable or set to what is not a commit (git_history_lost,
+        git_refs_broken, besides their move): git objects and reflogs removed
         count as deletes, rewritten as overwrites, and permissions changed as mode_changes.
         A deleted file whose exact content the same command created elsewhere was moved,
         not lost ("moves"), and so was a deleted folder all of whose files were."""
@@ -120,6 +124,8 @@ class EffectSet:
             prefix = f"{changes.repo}:" if changes.repo else ""
             for ref in changes.refs:
                 found[f"git_refs_{ref.kind}"].append(prefix + ref.name)
+            found["git_history_lost"] += [prefix + name for name in changes.lost]
+            found["git_refs_broken"] += [prefix + name for name in changes.broken]
             if changes.index_changed:
                 found["git_index"].append(changes.repo or ".")
             found["git_config"] += changes.config_changed

@@ -25,7 +25,7 @@ def _split(path: str) -> tuple[str, str] | None:
     return "/".join(parts[:at]), "/".join(parts[at + 1 :])
 
 
-def _packed(data: bytes | None) -> dict[str, str]:
+def packed_refs(data: bytes | None) -> dict[str, str]:
     """name -> id from a packed-refs file (peeled lines skipped)."""
     refs: dict[str, str] = {}
     for line in (data or b"").decode("utf-8", "replace").splitlines():
@@ -37,7 +37,8 @@ def _packed(data: bytes | None) -> dict[str, str]:
     return refs
 
 
-def _loose(data: bytes | None) -> str | None:
+def loose_ref(data: bytes | None) -> str | None:
+    """A loose ref file's value (an object id or "ref: <name>"), None when empty or absent."""
     if data is None:
         return None
     text = data[:4096].decode("utf-8", "replace").strip()
@@ -76,9 +77,9 @@ class _Repo:
 
     def changes(self, before: Read, after: Read) -> GitChanges:
         gitdir = f"{self.repo}/.git" if self.repo else ".git"
-        packed_before = _packed(before(f"{gitdir}/packed-refs"))
+        packed_before = packed_refs(before(f"{gitdir}/packed-refs"))
         packed_after = (
-            _packed(after(f"{gitdir}/packed-refs")) if self.packed_changed else packed_before
+            packed_refs(after(f"{gitdir}/packed-refs")) if self.packed_changed else packed_before
         )
         names = set(self.refs)
         if self.packed_changed:
@@ -89,8 +90,8 @@ class _Repo:
             }
         refs = []
         for name in sorted(names):
-            old = _loose(before(f"{gitdir}/{name}")) or packed_before.get(name)
-            new = _loose(after(f"{gitdir}/{name}")) or packed_after.get(name)
+            old = loose_ref(before(f"{gitdir}/{name}")) or packed_before.get(name)
+            new = loose_ref(after(f"{gitdir}/{name}")) or packed_after.get(name)
             if old != new:
                 refs.append(RefChange(name, old, new))
         return GitChanges(

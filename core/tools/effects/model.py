@@ -184,7 +184,9 @@ class RefChange:
 @dataclass(frozen=True, slots=True)
 class GitChanges:
     """What a command did to one repository, as git would tell it. `repo` is the work tree's
-    path in the workspace ("" for the workspace itself)."""
+    path in the workspace ("" for the workspace itself). `lost`: refs moved so that commits
+    are no longer reachable from any ref; `broken`: refs set to something that is not a
+    commit (core/tools/effects/history.py)."""
 
     repo: str
     refs: tuple[RefChange, ...] = ()
@@ -193,6 +195,8 @@ class GitChanges:
     objects_removed: int = 0
     config_changed: tuple[str, ...] = ()  # config, hooks, info/attributes: what git obeys
     other_files: int = 0
+    lost: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form."""
@@ -204,6 +208,8 @@ class GitChanges:
             "objects_removed": self.objects_removed,
             "config_changed": list(self.config_changed),
             "other_files": self.other_files,
+            "lost": list(self.lost),
+            "broken": list(self.broken),
         }
 
     @classmethod
@@ -218,4 +224,6 @@ class GitChanges:
             objects_removed=int(data.get("objects_removed", 0)),
             config_changed=tuple(data.get("config_changed", ())),
             other_files=int(data.get("other_files", 0)),
+            lost=tuple(data.get("lost", ())),
+            broken=tuple(data.get("broken", ())),
         )

@@ -17,6 +17,7 @@ from core.errors import ToolFailed
 from core.tools.effects.effectset import EffectSet
 from core.tools.effects.files import DIR_FLAGS, DirHandles, is_whiteout, read_state, state_of
 from core.tools.effects.git import summarise_git
+from core.tools.effects.history import judge_history
 from core.tools.effects.model import ABSENT, Effect, FileState
 
 MAX_DEPTH = 200
@@ -172,9 +173,10 @@ class _Scan:
 
 
 def scan_upper(upper: Path, lower: Path, opaque_xattr: str) -> EffectSet:
-    """The effects of the overlay whose upper layer is `upper` on the workspace `lower`.
+    """The effects of the overlay whose upper layer is `upper` on the workspace `lower`,
+    with what its ref changes do to the repositories' history.
 
-    Blocking (file hashing): call it in a thread.
+    Blocking (file hashing, git): call it in a thread.
     """
     scan = _Scan(opaque_xattr)
     upper_fd = os.open(upper, DIR_FLAGS)
@@ -187,8 +189,9 @@ def scan_upper(upper: Path, lower: Path, opaque_xattr: str) -> EffectSet:
     finally:
         os.close(upper_fd)
     effects = tuple(sorted(scan.effects, key=lambda effect: effect.path))
-    git = summarise_git(effects, _Reader(lower, None, effects), _Reader(lower, upper, effects))
-    return EffectSet(effects, git)
+    before = _Reader(lower, None, effects)
+    git = summarise_git(effects, before, _Reader(lower, upper, effects))
+    return EffectSet(effects, judge_history(git, lower, upper, before))
 
 
 class _Reader:

@@ -133,18 +133,21 @@ def _value(value: str | None) -> str:
     return value[:7]
 
 
-def _ref_clause(ref: RefChange) -> str:
+def _ref_clause(ref: RefChange, changes: GitChanges) -> str:
     name = _ref_name(ref.name)
     if ref.kind == "deleted":
         return f"deletes {name} (was {_value(ref.before)})"
+    if ref.name in changes.broken:
+        return f"points {name} at {_value(ref.after)}, not a commit git can find"
     if ref.kind == "created":
         return f"creates {name} (at {_value(ref.after)})"
-    return f"moves {name} ({_value(ref.before)} → {_value(ref.after)})"
+    moved = f"moves {name} ({_value(ref.before)} → {_value(ref.after)})"
+    return f"{moved}, leaving commits no ref reaches" if ref.name in changes.lost else moved
 
 
 def _git_clauses(changes: GitChanges) -> list[str]:
     where = f" in {changes.repo}/" if changes.repo else ""
-    refs = [_ref_clause(ref) + where for ref in changes.refs]
+    refs = [_ref_clause(ref, changes) + where for ref in changes.refs]
     clauses = refs[:SHOWN]
     if len(refs) > SHOWN:
         clauses.append(f"and {len(refs) - SHOWN} more git ref changes{where}")

@@ -19,11 +19,13 @@ from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.viewer_access import ViewerAccess
 from core.state import open_state_db
+from tests.fakes.spellings import other_spellings
 
 Client = TestClient[web.Request, web.Application]
 MakeClient = Callable[[web.Application], Awaitable[Client]]
 PAGE_SIZE = 5
 SECRET = b"k" * 32
+COOKIE_OCTETS = frozenset(chr(c) for c in range(0x21, 0x7F)) - set('",;\\')
 
 
 class Clock:
@@ -261,6 +263,33 @@ async def test_forged_and_foreign_cookies_are_refused(
     for cookie in (foreign, "v1.forged", foreign[:-2] + "AA"):
         response = await client.get("/receipts", headers={"Cookie": f"{SESSION_COOKIE}={cookie}"})
         assert response.status == 401
+
+
+async def test_only_the_exact_spelling_of_a_session_cookie_opens_the_pages(
+    client: Client, access: ViewerAccess
+) -> None:
+    body, mac = (await access.redeem(await access.issue_link())).split(".")
+    # What a cookie's value can hold as it is (RFC 6265 cookie-octets; a parser cuts at a
+    # space, so the server would read the genuine cookie).
+    sendable = [s for s in other_spellings(mac) if all(c in COOKIE_OCTETS for c in s)]
+    assert len(sendable) >= 40
+    for spelling in sendable:
+        cookie = f"{SESSION_COOKIE}={body}.{spelling}"
+        response = await client.get("/receipts", headers={"Cookie": cookie})
+        assert response.status == 401, repr(spelling)
+    genuine = await client.get("/receipts", headers={"Cookie": f"{SESSION_COOKIE}={body}.{mac}"})
+    assert genuine.status == 200
+
+
+async def test_only_the_exact_spelling_of_a_link_signs_in(
+    client: Client, access: ViewerAccess
+) -> None:
+    token = await access.issue_link()
+    for spelling in other_spellings(token):
+        response = await client.get("/receipts", params={"t": spelling})
+        assert response.status == 401, repr(spelling)
+        assert "Set-Cookie" not in response.headers
+    assert (await client.get("/receipts", params={"t": token})).status == 200
 
 
 async def test_an_expired_session_is_refused(signed_in: Client, clock: Clock) -> None:

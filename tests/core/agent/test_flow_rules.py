@@ -49,12 +49,20 @@ async def test_an_argument_carrying_an_encoded_secret_is_refused_and_never_recor
 async def test_a_command_naming_a_sensitive_file_asks_first(tmp_path: Path) -> None:
     async with web_stage(tmp_path) as lancelot:
         put(lancelot.workspace / ".env", f"OPENAI_API_KEY={KEY}\n")
-        for command in ("base64 -w0 .env", "cat ./.en?", "grep KEY notes/../.env"):
+        commands = (
+            "base64 -w0 .env",
+            "cat ./.en?",
+            "grep KEY notes/../.env",
+            "cp .env copied.txt",  # judged by effect: the read asks all the same
+            "sh -c 'tail -c 40 .env'",  # a command line inside a command line
+        )
+        for command in commands:
             lancelot.model(call("run_command", command=command))
             card = await lancelot.say("show me my settings")
             assert card.title.startswith("Approve"), command
             assert ASK_MARK in card.body, command
             assert "holds keys or credentials" in card.body, command
+        assert not (lancelot.workspace / "copied.txt").exists()
 
 
 def test_the_souls_flow_rules_decide() -> None:

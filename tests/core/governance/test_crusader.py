@@ -83,7 +83,9 @@ JOBS = """
 def decide(engine: PolicyEngine, what: ToolAction | tuple[str, ...], scheduled: bool) -> Decision:
     if isinstance(what, ToolAction):
         return engine.decide(what, autonomous=scheduled)
-    return engine.judge_effects(shell("anything"), what, autonomous=scheduled)
+    return engine.judge_effects(
+        shell("anything"), what, command=shell("anything"), autonomous=scheduled
+    )
 
 
 def test_crusader_changes_exactly_the_scheduled_t2_decisions() -> None:

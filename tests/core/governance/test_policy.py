@@ -81,3 +81,56 @@ def test_t0_decisions_are_cached_but_tokens_are_fresh() -> None:
     assert first.verdict is second.verdict is Verdict.ALLOW
     assert first.capability
     assert len(policy._cache) == 1
+
+
+def judge(command: str, *kinds: str, autonomous: bool = False, crusader: bool = True) -> Verdict:
+    """The verdict on applying a dry run of `command` whose effects are `kinds`."""
+    apply = ToolAction("shell.apply", command, {"dry_run": "d", "effects": "e"})
+    decision = engine(crusader=crusader).judge_effects(
+        apply, kinds, command=shell(command, in_workspace=True), autonomous=autonomous
+    )
+    return decision.verdict
+
+
+@pytest.mark.parametrize(
+    ("command", "kinds"),
+    [
+        ("git restore --staged notes.md", ("git_index",)),  # effect alone: T1
+        ("git reset --hard HEAD", ("git_index",)),
+        ("git stash drop", ("git_refs_moved",)),  # effect alone: T2
+        ("git clean -fdx build", ("creates",)),
+        ("touch a && rm -f b", ("creates",)),  # the Soul's shell-delete rule
+        ("g=git; $g branch -D topic", ("git_index",)),  # a run-time command word
+    ],
+)
+def test_the_soul_rule_for_the_command_is_kept_when_it_is_stricter(
+    command: str, kinds: tuple[str, ...]
+) -> None:
+    assert judge(command, *kinds) is Verdict.NEEDS_APPROVAL
+    # Crusader mode never waves on what a rule says must be asked.
+    assert judge(command, *kinds, autonomous=True) is Verdict.NEEDS_APPROVAL
+
+
+@pytest.mark.parametrize(
+    ("command", "kinds"),
+    [
+        ("echo hi > a.txt", ("creates",)),
+        ("python3 make.py", ("creates",)),  # no rule names it: its effects judge it
+        ("mkdir trash && mv junk.txt trash/", ("creates", "moves")),  # nothing overwritten
+        ("mv -v a.txt b.txt", ("creates", "moves")),
+        ("git add notes.md", ("git_index",)),
+        ("sort -o out.txt in.txt", ("creates",)),  # a T0 rule's command that writes
+    ],
+)
+def test_effects_judge_a_command_no_stricter_rule_names(
+    command: str, kinds: tuple[str, ...]
+) -> None:
+    assert judge(command, *kinds) is Verdict.ALLOW
+    # Scheduled work too: a command no rule names is not raised to the default tier (T2).
+    assert judge(command, *kinds, autonomous=True, crusader=False) is Verdict.ALLOW
+
+
+def test_the_effect_is_kept_when_it_is_stricter_than_the_rule() -> None:
+    assert judge("touch notes.md", "overwrites") is Verdict.NEEDS_APPROVAL
+    assert judge("mv -f a b", "overwrites") is Verdict.NEEDS_APPROVAL
+    assert judge("git commit -m x", "git_refs_moved") is Verdict.ALLOW

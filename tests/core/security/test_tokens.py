@@ -13,6 +13,7 @@ from core.delivery.writer import StateWriter
 from core.errors import InvalidToken
 from core.security.tokens import ActionTokens
 from core.state import open_state_db
+from tests.fakes.spellings import decodes_alike, other_spellings
 
 
 class Clock:
@@ -76,6 +77,23 @@ async def test_forged_malformed_and_unknown_tokens(tokens: ActionTokens) -> None
     foreign = await other_server.issue("approve", {}, "card-9")
     with pytest.raises(InvalidToken, match="forged"):
         await tokens.redeem(foreign, "owner")
+
+
+async def test_only_the_exact_spelling_of_a_token_redeems(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {"id": 7}, "card-1")
+    spellings = other_spellings(token)
+    assert len(spellings) >= 40
+    # Most would have been read as the token itself by a lenient decoder.
+    assert sum(decodes_alike(s, token) for s in spellings) >= 35
+    for spelling in spellings:
+        with pytest.raises(InvalidToken) as refused:
+            await tokens.redeem(spelling, "owner", "card-1")
+        if decodes_alike(spelling, token):  # the token's own bytes: refused as a forgery
+            assert refused.value.reason == "forged", repr(spelling)
+        else:
+            assert refused.value.reason in ("forged", "malformed"), repr(spelling)
+    # None of them spent the card: the genuine token still redeems, once.
+    assert (await tokens.redeem(token, "owner", "card-1")).payload == {"id": 7}
 
 
 async def test_expired_token(db: aiosqlite.Connection) -> None:

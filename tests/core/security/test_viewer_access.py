@@ -13,6 +13,7 @@ import pytest
 from core.errors import InvalidToken
 from core.security.viewer_access import KEEP_SPENT_LINKS, ViewerAccess
 from core.state import open_state_db
+from tests.fakes.spellings import decodes_alike, other_spellings
 
 SECRET = b"s" * 32
 
@@ -138,6 +139,28 @@ async def test_a_session_with_a_longer_expiry_written_in_is_refused(
     longer = f"{version}|{int(expires) + 10**6}|{sid}".encode()
     forged = base64.urlsafe_b64encode(longer).rstrip(b"=").decode() + "." + mac
     assert not access.check_session(forged)
+
+
+async def test_only_the_exact_spelling_of_a_session_is_accepted(access: ViewerAccess) -> None:
+    session = await access.redeem(await access.issue_link())
+    body, mac = session.split(".")
+    spellings = other_spellings(mac)
+    # Most would have been read as the MAC itself by a lenient decoder.
+    assert sum(decodes_alike(s, mac) for s in spellings) >= 40
+    for spelling in spellings:
+        assert not access.check_session(f"{body}.{spelling}"), repr(spelling)
+    for spelling in other_spellings(body):
+        assert not access.check_session(f"{spelling}.{mac}"), repr(spelling)
+    assert access.check_session(session)
+
+
+async def test_only_the_exact_spelling_of_a_link_redeems(access: ViewerAccess) -> None:
+    token = await access.issue_link()
+    spellings = other_spellings(token)
+    assert len(spellings) >= 40
+    for spelling in spellings:
+        assert await refusal(access, spelling) == "unknown", repr(spelling)
+    assert access.check_session(await access.redeem(token))
 
 
 @pytest.mark.parametrize(
