@@ -252,7 +252,10 @@ class Orchestrator:
         meta = {"channel": event.channel, "sender_id": event.sender_id}
         card_id = self._bus.card_of(event.message_ref)
         try:
-            grant = await self._tokens.redeem(event.action_token, event.sender_id, card_id)
+            which = None if event.arrival is None else f"{event.channel}:{event.arrival}"
+            grant = await self._tokens.redeem(
+                event.action_token, event.sender_id, card_id, press=which
+            )
         except InvalidToken as exc:
             self._ledger.append(
                 Receipt(

@@ -40,6 +40,9 @@ CREATE TABLE IF NOT EXISTS action_tokens (
 );
 CREATE INDEX IF NOT EXISTS action_tokens_by_card ON action_tokens(card_id);
 """,
+        # The press that spent a token (channel and update id), so the same press handled
+        # again after a crash is granted again instead of refused as already used.
+        "ALTER TABLE action_tokens ADD COLUMN used_for TEXT",
     ),
 )
 
@@ -109,32 +112,38 @@ class ActionTokens:
             raise InvalidToken("forged")
         return raw_id.hex()
 
-    async def redeem(self, token: str, used_by: str, card_id: str | None = None) -> TokenGrant:
+    async def redeem(
+        self, token: str, used_by: str, card_id: str | None = None, *, press: str | None = None
+    ) -> TokenGrant:
         """Spend a token (and its card's siblings). Raises InvalidToken saying why not.
 
         `card_id`, when the channel knows which card the press came from, must match.
+        `press` names the press itself (channel and update id): the same press handled again
+        after a crash is granted again, so what it started is finished, not refused.
         """
         token_id = self._token_id(token)
         async with self._db.execute(
-            "SELECT action, payload, card_id, expires_at, used_at FROM action_tokens"
+            "SELECT action, payload, card_id, expires_at, used_at, used_for FROM action_tokens"
             " WHERE token_id = ?",
             (token_id,),
         ) as cur:
             row = await cur.fetchone()
         if row is None:
             raise InvalidToken("unknown")
-        action, payload, bound_card, expires_at, used_at = row
+        action, payload, bound_card, expires_at, used_at, used_for = row
         if card_id is not None and card_id != bound_card:
             raise InvalidToken("bound to another card")
         if used_at is not None:
+            if press is not None and used_for == press:
+                return TokenGrant(action, json.loads(payload), bound_card)
             raise InvalidToken("already used")
         now = self._clock()
         if now > expires_at:
             raise InvalidToken("expired")
         cur = await self._db.execute(
-            "UPDATE action_tokens SET used_at = ?, used_by = ?"
+            "UPDATE action_tokens SET used_at = ?, used_by = ?, used_for = ?"
             " WHERE card_id = ? AND used_at IS NULL",
-            (now, used_by, bound_card),
+            (now, used_by, press, bound_card),
         )
         if cur.rowcount == 0:  # another tap on the same card got there first
             raise InvalidToken("already used")

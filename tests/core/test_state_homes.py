@@ -56,11 +56,11 @@ FILES = {
 # sha256 (first 16 hex) of each released step. A released step never changes: existing homes
 # have run it, and would never run the new text. Change a table with a new step instead.
 RELEASED = {
-    "action_tokens": ["83236315094f8c93"],
+    "action_tokens": ["83236315094f8c93", "449609ceaf6cfcfc"],
     "viewer_links": ["1f61c560e1063b04"],
     "outbox": ["cba2731613d5e12c"],
     "inbox": ["60c53d4a6998205d"],
-    "approvals": ["7ad4386357b60bb7"],
+    "approvals": ["7ad4386357b60bb7", "26b17e90a69ff0d5"],
     "crusader": ["0adec1ee6a20c0c7"],
     "llm_usage": ["ddad202e62479b51"],
     "llm_spend": ["03cd2dd063ddd2d2"],
@@ -73,6 +73,12 @@ RELEASED = {
     "memory": ["7f0594a71383aef3", "5273ce959b7f4747"],
     "search": ["ef9c5b043d0b4dcb"],
 }
+# Undoes, in state.db, each step after a table's first (so its version 1 stands again).
+VERSION_1 = (
+    "DROP INDEX approvals_by_request",
+    "ALTER TABLE approvals DROP COLUMN request_key",
+    "ALTER TABLE action_tokens DROP COLUMN used_for",
+)
 JOBS = """
   memory_cleanup:
     run: builtin:memory_cleanup
@@ -139,8 +145,14 @@ async def test_a_home_from_before_versions_is_stamped_and_keeps_its_data(tmp_pat
         await say(app, phone, "/run rm -rf /workspace/old")  # an approval left pending
         await say(app, phone, "/crusader on")
         receipts = await app.ledger.count()
-    # What the code before versions left: the same tables (version 1 is its SQL), no versions.
-    _sql(home, "state.db", "DROP TABLE schema_versions", "PRAGMA user_version = 0")
+    # What the code before versions left: the tables as version 1 made them, no versions.
+    _sql(
+        home,
+        "state.db",
+        "DROP TABLE schema_versions",
+        "PRAGMA user_version = 0",
+        *VERSION_1,
+    )
     for name in FILES:
         _sql(home, name, "PRAGMA user_version = 0")
 

@@ -65,6 +65,21 @@ async def test_first_tap_on_a_card_spends_its_other_buttons(tokens: ActionTokens
     assert (await tokens.redeem(other, "owner")).card_id == "card-2"
 
 
+async def test_the_same_press_handled_again_after_a_crash_is_granted_again(
+    tokens: ActionTokens,
+) -> None:
+    # A kill after the token was spent but before its action was recorded: the press comes
+    # again (same channel, same update) and must finish, not be refused as already used.
+    approve = await tokens.issue("approval.decide", {"choice": "approve"}, "card-1")
+    await tokens.issue("approval.decide", {"choice": "deny"}, "card-1")
+    first = await tokens.redeem(approve, "owner", press="telegram:41")
+    again = await tokens.redeem(approve, "owner", press="telegram:41")
+    assert again == first
+    for other in ("telegram:42", None):  # another press, or one with no update id
+        with pytest.raises(InvalidToken, match="already used"):
+            await tokens.redeem(approve, "owner", press=other)
+
+
 async def test_forged_malformed_and_unknown_tokens(tokens: ActionTokens) -> None:
     token = await tokens.issue("approve", {}, "card-1")
     flipped = token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]
