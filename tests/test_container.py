@@ -24,7 +24,7 @@ from core.tools.sandbox import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.debian import build_debian_image, exists
 from core.tools.sandbox.limits import FALLBACK_UID
 from tests.ci import unavailable
-from tests.test_container_docs import readme_run
+from tests.test_container_docs import documented_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.container, pytest.mark.timeout(1800)]
 
@@ -37,7 +37,7 @@ READY_WITHIN = 120.0
 def docker(
     *args: str, check: bool = True, input: str | None = None, timeout: float | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The docker CLI, as the README's commands use it."""
+    """The docker CLI, as the commands in docs/operations.md use it."""
     done = subprocess.run(
         ["docker", *args], capture_output=True, text=True, input=input, timeout=timeout
     )
@@ -103,9 +103,10 @@ def wait_ready(name: str, port: int) -> tuple[int, dict[str, object]]:
     raise AssertionError(f"not ready in {READY_WITHIN} s: {(logs.stdout + logs.stderr)[-3000:]}")
 
 
-def as_in_readme(image: str, name: str, volume: str) -> list[str]:
-    """The README's `docker run`, with this test's image, name, volume and a free host port."""
-    command = readme_run()
+def as_in_docs(image: str, name: str, volume: str) -> list[str]:
+    """The `docker run` of docs/operations.md, with this test's image, name, volume and a free
+    host port."""
+    command = documented_run()
     values = {"--name": name, "-p": "127.0.0.1::8080", "-v": f"{volume}:/data"}
     for i, word in enumerate(command[:-1]):
         if word in values:
@@ -116,11 +117,11 @@ def as_in_readme(image: str, name: str, volume: str) -> list[str]:
 
 @pytest.fixture
 def running(image: str) -> Iterator[str]:
-    """The image run as the README says, with no tokens, on a free host port; removed after
+    """The image run as docs/operations.md says, with no tokens, on a free host port; removed after
     with its volume."""
     name = f"lancelot-test-{uuid.uuid4().hex[:8]}"
     volume = f"{name}-data"
-    docker(*as_in_readme(image, name, volume))
+    docker(*as_in_docs(image, name, volume))
     try:
         yield name
     finally:
@@ -182,7 +183,7 @@ def host_dir() -> Iterator[Path]:
 def with_socket(
     image: str, command: list[str], *, same_path: Path | None = None, stdin: str = "", **env: str
 ) -> str:
-    """`docker run` as the README says to give the container the engine: its socket, the
+    """`docker run` as docs/operations.md says to give the container the engine: its socket, the
     socket's group, and `same_path` mounted at the same path inside."""
     options = ["-v", f"{SOCKET}:{SOCKET}", "--group-add", str(SOCKET.stat().st_gid)]
     if same_path is not None:
@@ -214,7 +215,7 @@ def test_with_the_docker_socket_mounted_run_uses_the_sandbox(
 def test_the_docker_socket_grants_root_on_the_host(
     image: str, docker_image: str, host_dir: Path
 ) -> None:
-    """Why the README warns: through the socket, the container's non-root user starts a
+    """Why docs/operations.md warns: through the socket, the container's non-root user starts a
     container that reads a file only the host's root may read."""
     secret = host_dir / "root-only"
     secret.write_text(f"host secret {uuid.uuid4().hex}\n")

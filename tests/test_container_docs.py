@@ -1,6 +1,6 @@
-"""The container's three descriptions agree: the README's commands, compose.yaml and the
-Dockerfile name the same image, volume, port, user and settings (the slow test that builds
-and runs the image is tests/test_container.py)."""
+"""The container's three descriptions agree: the commands in docs/operations.md, compose.yaml
+and the Dockerfile name the same image, volume, port, user and settings (the slow test that
+builds and runs the image is tests/test_container.py)."""
 
 from __future__ import annotations
 
@@ -17,35 +17,37 @@ from tests.ci import unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+OPERATIONS = (REPO / "docs" / "operations.md").read_text(encoding="utf-8")
+SETTINGS = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
 DOCKERFILE = (REPO / "Dockerfile").read_text(encoding="utf-8")
 COMPOSE = REPO / "compose.yaml"
 
 
 def container_section() -> str:
-    return README.split("## Run it in a container\n", 1)[1].split("\n## ", 1)[0]
+    return OPERATIONS.split("## Run it in a container\n", 1)[1].split("\n## ", 1)[0]
 
 
-def readme_commands() -> list[list[str]]:
+def documented_commands() -> list[list[str]]:
     """The section's shell commands, each as its words (continued lines joined)."""
     blocks = re.findall(r"```sh\n(.*?)```", container_section(), re.S)
     lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
     return [shlex.split(line) for line in lines if line.strip()]
 
 
-def readme_run() -> list[str]:
-    """The README's first `docker run`: the plain one, with a named volume."""
-    return next(c for c in readme_commands() if c[:2] == ["docker", "run"])
+def documented_run() -> list[str]:
+    """The first `docker run` of docs/operations.md: the plain one, with a named volume."""
+    return next(c for c in documented_commands() if c[:2] == ["docker", "run"])
 
 
 def option_values(command: list[str], flag: str) -> list[str]:
     return [command[i + 1] for i, word in enumerate(command[:-1]) if word == flag]
 
 
-def test_the_readme_builds_and_runs_the_image_compose_names() -> None:
+def test_the_docs_build_and_run_the_image_compose_names() -> None:
     service = yaml.safe_load(COMPOSE.read_text())["services"]["lancelot"]
-    build = next(c for c in readme_commands() if c[:2] == ["docker", "build"])
+    build = next(c for c in documented_commands() if c[:2] == ["docker", "build"])
     assert option_values(build, "-t") == [service["image"]] == ["lancelot"]
-    run = readme_run()
+    run = documented_run()
     assert run[-1] == service["image"]
     assert option_values(run, "-p") == service["ports"] == ["127.0.0.1:8080:8080"]
     assert option_values(run, "-v") == service["volumes"] == ["lancelot-data:/data"]
@@ -59,8 +61,8 @@ def test_compose_keeps_its_data_on_a_named_volume() -> None:
     assert volume in compose["volumes"]
 
 
-def test_compose_passes_only_settings_the_readme_documents() -> None:
-    settings = README.split("## Settings\n", 1)[1]
+def test_compose_passes_only_settings_the_reference_documents() -> None:
+    settings = SETTINGS
     names = yaml.safe_load(COMPOSE.read_text())["services"]["lancelot"]["environment"]
     assert names
     assert all(re.fullmatch(r"[A-Z_]+", name) for name in names)  # names only: from the shell
@@ -82,9 +84,9 @@ def test_the_watchdog_service_reads_the_data_and_holds_only_the_way_to_the_owner
     assert "ports" not in watchdog
 
 
-def test_the_dockerfile_matches_what_the_readme_says() -> None:
-    port = readme_run()[readme_run().index("-p") + 1].rsplit(":", 1)[1]
-    data = readme_run()[readme_run().index("-v") + 1].split(":")[1]
+def test_the_dockerfile_matches_what_the_docs_say() -> None:
+    port = documented_run()[documented_run().index("-p") + 1].rsplit(":", 1)[1]
+    data = documented_run()[documented_run().index("-v") + 1].split(":")[1]
     assert f"EXPOSE {port}" in DOCKERFILE
     assert f'VOLUME ["{data}"]' in DOCKERFILE
     assert f"LANCELOT_HOME={data}" in DOCKERFILE
@@ -98,7 +100,7 @@ def test_the_dockerfile_matches_what_the_readme_says() -> None:
 
 
 def test_the_socket_recipe_keeps_the_data_at_the_same_path() -> None:
-    run = [c for c in readme_commands() if c[:2] == ["docker", "run"]][1]
+    run = [c for c in documented_commands() if c[:2] == ["docker", "run"]][1]
     mounts = [v.split(":") for v in option_values(run, "-v")]
     assert ["/var/run/docker.sock", "/var/run/docker.sock"] in mounts
     home = option_values(run, "-e")[0].split("=", 1)

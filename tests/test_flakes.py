@@ -1,4 +1,4 @@
-"""`python -m tests.flakes` (the README's way to find a flaky test): a test that fails in
+"""`python -m tests.flakes` (docs/operations.md's way to find a flaky test): a test that fails in
 one run of two is reported with how often; a steady file passes every run."""
 
 from __future__ import annotations

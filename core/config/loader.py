@@ -18,7 +18,7 @@ from core.errors import ConfigError
 DEFAULT_CONFIG = Path("config/lancelot.yaml")
 DEFAULT_HOME = Settings.model_fields["home"].default
 
-# The documented environment names (docs/architecture.md) and the key each sets.
+# The short environment names (docs/settings.md) and the key each sets.
 ENV_NAMES: dict[str, tuple[str, ...]] = {
     "LANCELOT_HOME": ("home",),
     "LANCELOT_SECRET": ("secret",),
@@ -129,14 +129,16 @@ def _describe(
     return f"{path}: {key}: {message}{suffix}"
 
 
-def _override_names() -> dict[str, tuple[str, ...]]:
+def environment_names() -> dict[str, tuple[str, ...]]:
+    """Every environment variable a setting is read from, and the key it sets: the short
+    documented names and LANCELOT_<SECTION>_<KEY> for every key (docs/settings.md lists them)."""
     return {**_generic_env_names(Settings), **ENV_NAMES}
 
 
 def unknown_environment(environ: Mapping[str, str] | None = None) -> list[str]:
     """A warning for each LANCELOT_* variable no setting reads, naming the closest known one."""
     env = os.environ if environ is None else environ
-    known = {*_override_names(), *OTHER_NAMES}
+    known = {*environment_names(), *OTHER_NAMES}
     # Compared without the prefix every name shares, which would make all of them look close.
     tails = sorted(name.removeprefix("LANCELOT_") for name in known if name.startswith("LANCELOT_"))
     warnings = []
@@ -163,7 +165,7 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     data = _read_yaml(config_path, required=named is not None)
     sources: dict[tuple[str, ...], str] = {}
     kept = read_secrets(Path(str(env.get("LANCELOT_HOME") or data.get("home") or DEFAULT_HOME)))
-    for name, key_path in _override_names().items():
+    for name, key_path in environment_names().items():
         value = env.get(name) or kept.get(name)  # the environment wins over secrets.env
         if value is not None and value != "":
             _set_path(data, key_path, value)

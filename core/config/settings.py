@@ -56,29 +56,43 @@ LogLevel = Annotated[
 class Section(BaseModel):
     """Base for every settings section: unknown keys are rejected."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Each setting's docstring is its description, which docs/settings.md shows.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class WebSettings(Section):
     """The aiohttp app: receipt page, webhooks, health."""
 
     host: str = "127.0.0.1"
+    """The address the web app binds to (`0.0.0.0` for every interface)."""
     port: int = Field(default=8080, ge=0, le=65535)
+    """The web app's port; one already in use stops startup saying to set `LANCELOT_WEB_PORT`."""
     public_url: WebAddress | None = None
+    """The base URL put in links the owner opens; with https the session cookie is `Secure`."""
     link_ttl_seconds: int = Field(default=600, gt=0)
+    """How long a one-time receipt page link works."""
     session_ttl_seconds: int = Field(default=12 * 3600, gt=0)
+    """How long a browser session opened by such a link lasts."""
     page_size: int = Field(default=50, ge=1, le=500)
+    """Receipts listed on one page."""
 
 
 class TelegramSettings(Section):
     """Telegram Bot API channel."""
 
     bot_token: SecretStr | None = None
+    """The bot's token from @BotFather; enables Telegram."""
     owner_ids: tuple[int, ...] = ()
+    """The owner's numeric Telegram user id (comma list allowed); without it, the first to send the
+    pairing code becomes the owner."""
     api_base_url: WebAddress = "https://api.telegram.org/bot"
+    """The Bot API base (a self-hosted Bot API server, or a test fake)."""
     webhook_url: WebAddress | None = None
+    """Webhook mode instead of long polling: the public URL Telegram posts updates to."""
     webhook_secret: SecretStr | None = None
+    """The secret Telegram sends with each webhook update."""
     watchdog_seconds: float = Field(default=120.0, gt=0)
+    """How long polling may be silent before it is restarted."""
 
     @field_validator("owner_ids", mode="before")
     @classmethod
@@ -94,24 +108,35 @@ class GChatSettings(Section):
     """Google Chat app endpoint and push."""
 
     audience: str | None = None
+    """Enables the Google Chat endpoint `POST /gchat/events`: the project number, or the endpoint
+    URL."""
     owner_email: str | None = None
+    """The owner's Google account; without it, the first verified sender of the pairing code
+    becomes the owner."""
     service_account_file: Path | None = None
+    """Push through the Chat API as the app (scope chat.bot); also fetches attachments."""
     space: str | None = None
+    """The space that gets alerts and approvals."""
     webhook_url: SecretStr | None = None
-    # Where Google's keys and the Chat API live (tests point these at local fakes).
+    """An incoming webhook, for push-only setups."""
     api_base_url: WebAddress = "https://chat.googleapis.com/v1"
+    """Where the Chat API lives (tests point it at a local fake)."""
     chat_certs_url: WebAddress = (
         "https://www.googleapis.com/service_accounts/v1/metadata/x509/"
         "chat@system.gserviceaccount.com"
     )
+    """Where Google Chat's signing keys are published."""
     id_token_certs_url: WebAddress = "https://www.googleapis.com/oauth2/v1/certs"  # noqa: S105 (a URL)
-    # Who may sign an ID token (endpoint-URL audience); add-on deployments add their own.
+    """Where Google's ID token keys are published."""
     id_token_emails: tuple[str, ...] = ("chat@system.gserviceaccount.com",)
-    # How long an event waits for a synchronous answer before later cards are pushed.
+    """Who may sign ID tokens (endpoint-URL audience); add-on deployments add their own service
+    agent."""
     reply_wait_seconds: float = Field(default=8.0, ge=0, le=25)
+    """How long an event waits for a synchronous answer before later cards are pushed."""
     click_wait_seconds: float = Field(default=10.0, ge=0, le=25)
-    # How long pushes must keep failing (3 in a row at least) before health says so.
+    """The same for a button click."""
     push_failing_seconds: float = Field(default=60.0, ge=0)
+    """How long pushes must keep failing (3 in a row at least) before health degrades."""
 
     @field_validator("id_token_emails", mode="before")
     @classmethod
@@ -125,28 +150,50 @@ class LLMSettings(Section):
     """Model providers and the local model."""
 
     provider: Literal["gemini", "openai", "anthropic"] | None = None
+    """The flagship model provider: gemini, openai or anthropic."""
     local_model: Path | None = None
+    """A GGUF file for the local model lanes; default: the Gemma 3 270M from the `local` extra,
+    assembled into `LANCELOT_HOME/models` on first use."""
     openai_api_key: SecretStr | None = None
+    """OpenAI's key."""
     openai_base_url: WebAddress | None = None
+    """An OpenAI-compatible server instead of OpenAI's."""
     anthropic_api_key: SecretStr | None = None
+    """Anthropic's key."""
     anthropic_base_url: WebAddress | None = None
+    """Another address for Anthropic's API."""
     gemini_api_key: SecretStr | None = None
+    """Gemini's key."""
     gemini_base_url: WebAddress | None = None
+    """Another address for Gemini's API."""
     # Models per flagship lane (fast, deep); any name the provider (or compatible server) knows.
     openai_fast_model: str = "gpt-4o-mini"
+    """The model behind OpenAI's fast lane (any name the server knows)."""
     openai_deep_model: str = "gpt-4o"
+    """The model behind OpenAI's deep lane."""
     anthropic_fast_model: str = "claude-haiku-4-5"
+    """The model behind Anthropic's fast lane."""
     anthropic_deep_model: str = "claude-sonnet-4-6"
+    """The model behind Anthropic's deep lane."""
     gemini_fast_model: str = "gemini-2.5-flash"
+    """The model behind Gemini's fast lane."""
     gemini_deep_model: str = "gemini-2.5-pro"
+    """The model behind Gemini's deep lane."""
     timeout_seconds: float = Field(default=60.0, gt=0)
+    """How long one model call may take."""
     max_attempts: int = Field(default=3, ge=1, le=10)
+    """Tries per model call, transient errors retried."""
     retry_base_seconds: float = Field(default=0.5, ge=0)
+    """The first wait between tries (it doubles)."""
     local_threads: int = Field(default=2, ge=1)
+    """CPU threads the local model uses."""
     local_context: int = Field(default=2048, ge=256)
-    deep_over_chars: int = Field(default=4000, ge=1)  # longer requests go to the deep lane
-    # USD per million tokens, (input, output), keyed "provider/model"; merged over the defaults.
+    """The local model's context, in tokens."""
+    deep_over_chars: int = Field(default=4000, ge=1)
+    """Longer requests go to the deep lane."""
     prices: dict[str, tuple[float, float]] = {}
+    """USD per million tokens, (input, output), keyed `provider/model`; merged over the built-in
+    prices."""
 
 
 class BudgetSettings(Section):
@@ -157,40 +204,63 @@ class BudgetSettings(Section):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     daily_usd: float | None = Field(default=None, gt=0)
+    """A daily spending cap on the paid models, in USD; unset: no cap."""
     monthly_usd: float | None = Field(default=None, gt=0)
-    # What "Allow $N more today" adds; default 20 % of the daily budget ($1 without one).
+    """A monthly spending cap, in USD."""
     allow_step_usd: float | None = Field(default=None, gt=0)
-    warn_at: float = Field(default=0.8, gt=0, lt=1)  # the share of a budget that warns once
+    """What one "Allow $N more today" adds; default 20 % of the daily budget ($1 without one)."""
+    warn_at: float = Field(default=0.8, gt=0, lt=1)
+    """The share of a budget that warns once."""
 
 
 class SandboxSettings(Section):
     """The Docker sandbox for shell commands."""
 
     image: str = "lancelot-sandbox:latest"
+    """The shell sandbox image, built by `lancelot sandbox build`."""
     pool_size: int = Field(default=2, ge=1, le=16)
+    """Warm containers kept ready for commands."""
     warm_at_start: bool = True
+    """Start the warm pool when Lancelot starts."""
     timeout_seconds: float = Field(default=30.0, gt=0)
+    """A command is killed after this (exit 124)."""
     memory_mb: int = Field(default=512, ge=16)
+    """Memory limit of a sandbox container."""
     cpus: float = Field(default=1.0, gt=0)
+    """CPU limit of a sandbox container."""
     pids: int = Field(default=128, ge=16)
+    """Process limit of a sandbox container."""
     tmpfs_mb: int = Field(default=64, ge=1)
-    mirror: str | None = None  # Debian mirror for `lancelot sandbox build`; default: apt's own
-    dry_run_pool: int = Field(default=2, ge=1, le=16)  # overlay containers kept ready
-    undo_hours: float = Field(default=24.0, gt=0)  # how long a change can be undone
-    undo_max_mb: int = Field(default=1024, ge=1)  # backups of overwritten/deleted files
+    """Size of the container's private `/tmp`."""
+    mirror: str | None = None
+    """Debian mirror for `lancelot sandbox build`; default: apt's own."""
+    dry_run_pool: int = Field(default=2, ge=1, le=16)
+    """Overlay containers kept ready for dry runs."""
+    undo_hours: float = Field(default=24.0, gt=0)
+    """How long a change can be undone."""
+    undo_max_mb: int = Field(default=1024, ge=1)
+    """Space for backups of overwritten or deleted files."""
     undo_max_days: float = Field(default=7.0, gt=0)
+    """The oldest backup kept."""
 
 
 class ToolsSettings(Section):
     """The tool fabric: safe mode, network allowlist, deploy command, git identity."""
 
-    safe_mode: bool = False  # only local sandbox tools (also FEATURE_SAFE_MODE)
-    network_allowlist: tuple[str, ...] = ()  # hosts; "*.example.org" for subdomains
+    safe_mode: bool = False
+    """Only local, workspace-bound tool providers (also `FEATURE_SAFE_MODE`)."""
+    network_allowlist: tuple[str, ...] = ()
+    """Hosts `net.request` may reach (comma list; `*.example.org` for subdomains)."""
     network_timeout_seconds: float = Field(default=20.0, gt=0)
+    """How long one `net.request` may take."""
     max_response_bytes: int = Field(default=1 << 20, ge=1024)
-    deploy_command: tuple[str, ...] = ()  # an argument list, run in the workspace
+    """The most `net.request` reads of an answer."""
+    deploy_command: tuple[str, ...] = ()
+    """The deploy command, split like a shell line but never run by one."""
     deploy_timeout_seconds: float = Field(default=600.0, gt=0)
+    """How long the deploy command may take."""
     git_author: tuple[str, str] = ("Lancelot", "lancelot@localhost")
+    """Name and email of commits the tools make."""
 
     @field_validator("network_allowlist", mode="before")
     @classmethod
@@ -208,18 +278,29 @@ class LookupSettings(Section):
     in `fetch_allowlist` ("*" for any public host) as readable text; web_search asks a search
     API (Brave, Tavily or a SearXNG instance)."""
 
-    fetch_allowlist: tuple[str, ...] = ()  # hosts; "*.example.org" for subdomains, "*" any
-    # Hosts (exactly as written in the URL) that may be on a private or local address: a LAN
-    # wiki, or the test site on 127.0.0.1. Every other host must resolve to public addresses.
+    fetch_allowlist: tuple[str, ...] = ()
+    """Hosts `web_fetch` may open (comma list; `*.example.org` for subdomains, `*` for any public
+    host)."""
     fetch_private_hosts: tuple[str, ...] = ()
-    fetch_max_bytes: int = Field(default=2 << 20, ge=1024)  # read from the wire, at most
-    fetch_max_chars: int = Field(default=12_000, ge=500)  # readable text the model gets
+    """Hosts, exactly as written in a URL, that may be on a private or local address (a LAN
+    wiki)."""
+    fetch_max_bytes: int = Field(default=2 << 20, ge=1024)
+    """The most `web_fetch` reads from the wire."""
+    fetch_max_chars: int = Field(default=12_000, ge=500)
+    """The most readable text the model gets from a page."""
     fetch_timeout_seconds: float = Field(default=15.0, gt=0)
+    """How long one fetch may take."""
     search_provider: Literal["brave", "tavily", "searxng"] | None = None
-    search_url: WebAddress | None = None  # the API's base URL; Brave's and Tavily's by default
-    search_api_key: SecretStr | None = None  # Brave and Tavily need one
+    """`web_search`: `brave` or `tavily` (a key needed) or `searxng` (its URL needed, with `json`
+    among its formats)."""
+    search_url: WebAddress | None = None
+    """The search API's base URL; Brave's and Tavily's own by default."""
+    search_api_key: SecretStr | None = None
+    """The search API's key, sent only in a header."""
     search_results: int = Field(default=5, ge=1, le=20)
+    """Results a search returns."""
     search_timeout_seconds: float = Field(default=10.0, gt=0)
+    """How long one search may take."""
 
     @field_validator("fetch_allowlist", "fetch_private_hosts", mode="before")
     @classmethod
@@ -249,26 +330,38 @@ class LimitSettings(Section):
     """Input limits applied to every inbound message."""
 
     max_message_chars: int = Field(default=8000, ge=16)
+    """The longest message taken."""
     rate_per_minute: int = Field(default=60, ge=1)
+    """Messages a sender may send a minute."""
 
 
 class LedgerSettings(Section):
     """Receipt ledger write batching, and how often its head is signed (a checkpoint)."""
 
     batch_size: int = Field(default=512, ge=1)
+    """Receipts written in one batch at most."""
     flush_interval_ms: float = Field(default=50.0, gt=0)
+    """How long a batch waits for more receipts."""
     checkpoint_every_receipts: int = Field(default=1000, ge=1)
+    """Sign the ledger's head every this many receipts (at most once a second); also at every
+    shutdown."""
     checkpoint_every_minutes: float = Field(default=5.0, gt=0)
+    """Sign it every this many minutes if receipts came."""
 
 
 class SchedulerSettings(Section):
     """Scheduled jobs (their file), the daily digest and the health monitor."""
 
     jobs_file: Path = Path("config/scheduler.yaml")
-    timezone: TimeZone | None = None  # overrides the jobs file's timezone
+    """The scheduled jobs file."""
+    timezone: TimeZone | None = None
+    """The jobs' timezone, over the jobs file's."""
     digest_time: str | None = Field(default=None, pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+    """When the daily digest comes (`HH:MM`)."""
     health_interval_seconds: float = Field(default=30.0, gt=0)
+    """The health monitor's period."""
     disk_min_free_mb: int = Field(default=500, ge=0)
+    """The free-space floor for `LANCELOT_HOME`."""
 
 
 class WatchdogSettings(Section):
@@ -276,7 +369,9 @@ class WatchdogSettings(Section):
     `lancelot watchdog` lets it be silent before telling the owner."""
 
     after_seconds: float = Field(default=60.0, gt=0)
+    """How long `lancelot watchdog` waits without a heartbeat before telling you."""
     heartbeat_seconds: float = Field(default=5.0, gt=0)
+    """How often `lancelot run` writes one (at most half of the above)."""
 
     @model_validator(mode="after")
     def _beats_within_limit(self) -> WatchdogSettings:
@@ -291,7 +386,8 @@ class WatchdogSettings(Section):
 class MemorySettings(Section):
     """What the agent sees of memory before each request (FEATURE_MEMORY turns it off)."""
 
-    context_tokens: int = Field(default=2000, ge=200, le=100_000)  # conversation + facts
+    context_tokens: int = Field(default=2000, ge=200, le=100_000)
+    """How much conversation and memory the agent sees before a request."""
 
 
 class DeliverySettings(Section):
@@ -299,15 +395,19 @@ class DeliverySettings(Section):
     chats together, and each group chat; a private chat is not paced ahead of time (a 429's
     retry_after is honoured). 0 switches a limit off."""
 
-    global_per_second: float = Field(default=30.0, ge=0)  # Telegram: about 30 a second
-    group_per_minute: float = Field(default=20.0, ge=0)  # Telegram: 20 a minute to one group
+    global_per_second: float = Field(default=30.0, ge=0)
+    """Cards a second on one channel, all chats together (0: no limit)."""
+    group_per_minute: float = Field(default=20.0, ge=0)
+    """Cards a minute to one group chat (0: no limit)."""
 
 
 class ProgressSettings(Section):
     """The progress message of a running request (edited as it goes, with Stop)."""
 
-    after_seconds: float = Field(default=2.0, ge=0)  # a quicker request shows none
-    edit_interval_seconds: float = Field(default=1.0, ge=1.0)  # Telegram: ~1 edit a second
+    after_seconds: float = Field(default=2.0, ge=0)
+    """When a running request shows its progress message."""
+    edit_interval_seconds: float = Field(default=1.0, ge=1.0)
+    """The least time between two of its edits (Telegram's limit: 1 s)."""
 
 
 class FilesSettings(Section):
@@ -316,16 +416,24 @@ class FilesSettings(Section):
     and takes uploads up to 50 MB; a self-hosted Bot API server allows more."""
 
     max_in_mb: float = Field(default=20.0, gt=0)
+    """The largest file taken from the phone."""
     max_out_mb: float = Field(default=50.0, gt=0)
-    transcribe_model: str | None = None  # OpenAI's transcription model; default whisper-1
+    """The largest file sent to it."""
+    transcribe_model: str | None = None
+    """OpenAI's transcription model; default `whisper-1`."""
 
 
 class Settings(Section):
     """Everything Lancelot reads at startup."""
 
     home: Path = Path("lancelot_data")
+    """The data directory (SQLite files, workspace, logs), made owner-only (0700), its databases,
+    keys and logs 0600; one Lancelot per home: a second one refuses to start, naming the first
+    one's pid."""
     secret: SecretStr | None = None
+    """The HMAC key for buttons and links; generated into `LANCELOT_HOME/secret.key` if unset."""
     log_level: LogLevel = "INFO"
+    """DEBUG, INFO, WARNING or ERROR."""
     web: WebSettings = WebSettings()
     telegram: TelegramSettings = TelegramSettings()
     gchat: GChatSettings = GChatSettings()
@@ -342,8 +450,8 @@ class Settings(Section):
     delivery: DeliverySettings = DeliverySettings()
     progress: ProgressSettings = ProgressSettings()
     files: FilesSettings = FilesSettings()
-    # FEATURE_* switches by name (crusader: false); the environment and features.env win.
     features: dict[str, bool] = Field(default_factory=dict)
+    """`FEATURE_*` switches by name (`crusader: false`); the environment and `features.env` win."""
 
     @property
     def telegram_enabled(self) -> bool:

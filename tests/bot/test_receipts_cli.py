@@ -22,7 +22,7 @@ from tests.core.receipts.test_checkpoint_chain import checkpoints_in, line_of, s
 
 CHECKER = re.search(
     r"## Checking the receipts.*?```python\n(.*?)```",
-    (REPO / "README.md").read_text(encoding="utf-8"),
+    (REPO / "docs" / "security.md").read_text(encoding="utf-8"),
     re.DOTALL,
 )
 
@@ -144,7 +144,7 @@ def test_a_corrupt_ledger_is_one_line_and_a_failure_within_seconds(tmp_path: Pat
     assert "Traceback" not in result.stderr
 
 
-def test_export_and_the_readme_script_re_verify(used_home: Path, tmp_path: Path) -> None:
+def test_export_and_the_documented_script_re_verify(used_home: Path, tmp_path: Path) -> None:
     assert CHECKER is not None
     script = tmp_path / "check_receipts.py"
     script.write_text(CHECKER.group(1))

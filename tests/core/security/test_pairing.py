@@ -117,7 +117,7 @@ def test_a_damaged_owners_file_is_one_clear_error(tmp_path: Path) -> None:
         OwnerStore(tmp_path).load()
 
 
-def test_the_default_limits_are_those_the_readme_gives() -> None:
+def test_the_default_limits_are_those_the_guide_gives() -> None:
     pairing, _, codes = started()
     assert pairing.seconds_left() == 600  # a code lasts 10 minutes
     for _ in range(5):
