@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app import Lancelot
-from core.events import Button, ButtonPress, Card, CardKind, Inbound
+from core.events import Button, ButtonPress, Card, CardKind, Inbound, MessageRef
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
@@ -106,10 +106,8 @@ async def _done(ctx: object) -> Card:
     return Card(kind=CardKind.NOTICE, title="Done")
 
 
-@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
-async def test_valid_button_runs_its_action_and_edits_the_card(
-    app: Lancelot, phone: MemoryChannel
-) -> None:
+async def a_card_with_a_button(app: Lancelot, phone: MemoryChannel) -> tuple[str, MessageRef]:
+    """A "Pick" card with one "Go" button (the demo action), delivered: its token and ref."""
     card = Card(kind=CardKind.NOTICE, title="Pick")
     token = await app.tokens.issue("demo", {"n": 1}, card.correlation_id)
     card = Card(
@@ -120,6 +118,14 @@ async def test_valid_button_runs_its_action_and_edits_the_card(
     )
     ref = await app.bus.send(phone.name, "owner-chat", card)
     await phone.next_card()
+    return token, ref
+
+
+@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
+async def test_valid_button_runs_its_action_and_edits_the_card(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    token, ref = await a_card_with_a_button(app, phone)
     await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
     await app.bus.drained()
     assert [(r, c.title) for r, c in phone.edits] == [(ref, "Done")]
@@ -143,16 +149,7 @@ async def test_forged_button_changes_nothing(app: Lancelot, phone: MemoryChannel
 async def test_another_spelling_of_a_button_is_refused_as_a_forgery(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
-    card = Card(kind=CardKind.NOTICE, title="Pick")
-    token = await app.tokens.issue("demo", {"n": 1}, card.correlation_id)
-    card = Card(
-        kind=CardKind.NOTICE,
-        title="Pick",
-        buttons=(Button("Go", token),),
-        correlation_id=card.correlation_id,
-    )
-    ref = await app.bus.send(phone.name, "owner-chat", card)
-    await phone.next_card()
+    token, ref = await a_card_with_a_button(app, phone)
     # The spellings a lenient decoder would read as the token itself.
     spellings = [s for s in other_spellings(token) if decodes_alike(s, token)]
     assert len(spellings) >= 40
