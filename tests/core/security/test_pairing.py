@@ -111,6 +111,16 @@ def test_owners_file_is_private_replaced_whole_and_forgets_by_channel(tmp_path: 
     assert [p.name for p in tmp_path.iterdir()] == ["owners.json"]  # no temporary left
 
 
+def test_one_channel_owner_is_read_and_forgetting_nobody_writes_nothing(tmp_path: Path) -> None:
+    store = OwnerStore(tmp_path)
+    assert store.forget() == ()
+    assert not store.path.exists()  # nothing to forget: no file is made
+    ada = PairedOwner("telegram", "42", "Ada", "2026-11-26T22:00:00+00:00")
+    store.save(ada)
+    assert store.get("telegram") == ada
+    assert store.get("gchat") is None
+
+
 def test_a_damaged_owners_file_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "owners.json").write_text(json.dumps({"owners": {"telegram": {"x": 1}}}))
     with pytest.raises(StorageError, match="remove it to pair again"):
