@@ -23,7 +23,8 @@ def run_file(path: str, listed: dict[str, str]) -> tuple[int, int, int, list[Mut
     tests = TARGETS[path]
     source = (runner.REPO / path).read_bytes()
     found = mutants(path, source)
-    reach = runner.measure_reach(path, tests, timeout=900)
+    stale = runner.stale_modules(path)
+    reach = runner.measure_reach(path, tests, stale, timeout=900)
     timeout = 3 * reach.seconds + 10
     killed, equal, alive = 0, 0, []
     for mutant in found:
@@ -31,7 +32,7 @@ def run_file(path: str, listed: dict[str, str]) -> tuple[int, int, int, list[Mut
         if selected == []:
             outcome = "survived"
         else:
-            outcome = runner.killed(mutant, path, source, selected or tests, timeout)
+            outcome = runner.killed(mutant, path, source, selected or tests, stale, timeout)
         if outcome != "survived":
             killed += 1
         elif mutant.key in listed:

@@ -1,11 +1,11 @@
 """Runs a file's mutants against its tests, each in a forked child of a warmed-up parent.
 
-The parent imports the tests' third-party dependencies once and then forgets every module
-of the project, so each child imports the project afresh: the file under test through a
-finder that serves the mutated text, everything else from disk. A first child runs the
-tests on the real file under a line tracer, to learn which tests reach which lines; each
-mutant then runs only the tests that reach it (all of them when it changes what runs at
-import), with -x. A mutant no test reaches survives without a run.
+The parent imports the tests and all they import once; each child forgets the file under
+test, every module that imports it (grimp's import graph says which) and the tests, and
+imports those afresh: the file under test through a finder that serves the mutated text.
+A first child runs the tests on the real file under a line tracer, to learn which tests
+reach which lines; each mutant then runs only the tests that reach it (all of them when it
+changes what runs at import), with -x. A mutant no test reaches survives without a run.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType, ModuleType
 from typing import Any
+
+import grimp
 
 from tests.mutation.operators import Mutant
 
@@ -74,20 +76,31 @@ def module_name(path: str) -> str:
 
 
 def warm_up(tests: Sequence[str]) -> None:
-    """Import what the tests import, then forget the project's own modules."""
+    """Import the tests and what they import, once, in the parent."""
     os.chdir(REPO)
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    for test in tests:
+    for test in ("tests/conftest.py", *tests):
         test_path = test.split("::")[0]
         if test_path.endswith(".py"):
             try:
                 importlib.import_module(module_name(test_path))
             except Exception:  # noqa: S112 (warming is best effort; the child reports for real)
                 continue
-    for name in list(sys.modules):
-        if name.split(".")[0] in PROJECT and not name.startswith("tests.mutation"):
-            del sys.modules[name]
+
+
+def stale_modules(path: str) -> frozenset[str]:
+    """The modules a child must import afresh: the file, those that import it, the tests."""
+    graph = grimp.build_graph(*PROJECT, cache_dir=None)
+    target = module_name(path)
+    loaded = {name for name in sys.modules if name.split(".")[0] == "tests"}
+    tests = {name for name in loaded if not name.startswith("tests.mutation")}
+    return frozenset({target, *graph.find_downstream_modules(target), *tests})
+
+
+def _forget(modules: frozenset[str]) -> None:
+    for name in modules:
+        sys.modules.pop(name, None)
 
 
 def _in_child(work: Callable[[], int], timeout: float, quiet: bool = True) -> int | None:
@@ -153,13 +166,14 @@ class _Tracer:
             self.by_test.setdefault(self.current, set()).add(line)
 
 
-def measure_reach(path: str, tests: Sequence[str], timeout: float) -> Reach:
+def measure_reach(path: str, tests: Sequence[str], stale: frozenset[str], timeout: float) -> Reach:
     """Run the tests on the real file under the tracer; raise if they do not pass."""
     with tempfile.TemporaryDirectory(prefix="lancelot-mutation-") as scratch:
         out, log = Path(scratch) / "reach.json", Path(scratch) / "log.txt"
 
         def work() -> int:
             sys.stdout = sys.stderr = log.open("w")
+            _forget(stale)
             tracer = _Tracer(str(REPO / path))
             import threading
 
@@ -181,11 +195,19 @@ def measure_reach(path: str, tests: Sequence[str], timeout: float) -> Reach:
     return Reach({t: set(s) for t, s in data["by_test"].items()}, set(data["at_import"]), seconds)
 
 
-def killed(mutant: Mutant, path: str, source: bytes, tests: Sequence[str], timeout: float) -> str:
+def killed(
+    mutant: Mutant,
+    path: str,
+    source: bytes,
+    tests: Sequence[str],
+    stale: frozenset[str],
+    timeout: float,
+) -> str:
     """Run `tests` on the file with `mutant` applied: 'killed', 'timeout' or 'survived'."""
     finder = _MutatedSource(module_name(path), REPO / path, mutant.apply(source))
 
     def work() -> int:
+        _forget(stale)
         sys.meta_path.insert(0, finder)
         return _pytest(tests)
 

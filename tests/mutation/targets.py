@@ -12,7 +12,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
     "core/security/viewer_access.py": (f"{SECURITY}/test_viewer_access.py",),
-    "core/security/gate.py": ("tests/core/test_orchestrator.py",),
+    "core/security/gate.py": (f"{SECURITY}/test_gate.py",),
     "core/security/ratelimit.py": (f"{SECURITY}/test_ratelimit.py",),
     "core/security/owners.py": (f"{SECURITY}/test_pairing.py",),
     "core/governance/approval_service.py": APPROVAL_TESTS,

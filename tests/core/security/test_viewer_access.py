@@ -179,3 +179,15 @@ async def test_each_session_is_distinct(access: ViewerAccess) -> None:
 async def test_a_short_secret_is_rejected(db: aiosqlite.Connection) -> None:
     with pytest.raises(ValueError, match="16 bytes"):
         ViewerAccess(db, b"short")
+
+
+async def test_a_spent_link_is_told_apart_for_a_day_then_forgotten(
+    access: ViewerAccess, clock: Clock
+) -> None:
+    lapsed = await access.issue_link()
+    clock.now += 600 + 86400  # expired a day ago, to the second: still known
+    await access.prune()
+    assert await refusal(access, lapsed) == "expired"
+    clock.now += 1
+    await access.prune()
+    assert await refusal(access, lapsed) == "unknown"
