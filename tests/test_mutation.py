@@ -4,12 +4,16 @@ equivalent ones it reads."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.mutation import equivalent
 from tests.mutation.operators import mutants
+
+REPO = Path(__file__).resolve().parents[1]
 
 SOURCE = b'''"""A module."""
 
@@ -57,3 +61,38 @@ def test_an_equivalent_entry_needs_a_reason(tmp_path: Path) -> None:
 
 def test_the_checked_in_list_reads() -> None:
     assert all(reason for reason in equivalent.load().values())
+
+
+def mutation(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tests.mutation", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_surviving_mutant_fails_the_run_unless_listed_as_equivalent(tmp_path: Path) -> None:
+    only = ("core/security/owners.py", "--only", "OwnerStore._write: 2 -> 3")
+    unlisted = tmp_path / "none.txt"
+    unlisted.write_text("")
+    done = mutation(*only, "--equivalent", str(unlisted))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "  survived: core/security/owners.py::OwnerStore._write: 2 -> 3\n" in done.stdout
+    assert "1 non-equivalent mutants survived" in done.stdout
+    done = mutation(*only)  # the checked-in list names it, with why
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2].split()[1:5] == ["1", "0", "1", "0"]
+
+
+@pytest.mark.slow
+def test_a_mutant_the_tests_notice_is_killed() -> None:
+    done = mutation("core/security/owners.py", "--only", "OwnerStore.get")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2].split()[1:5] == ["1", "1", "0", "0"]
+    assert done.stdout.splitlines()[-1] == "no mutant survived"
+
+
+def test_nothing_mapped_is_a_clear_error() -> None:
+    done = mutation("core/nowhere")
+    assert done.returncode == 2
+    assert "nothing mapped under ['core/nowhere']; mapped: core/security/tokens.py" in done.stderr

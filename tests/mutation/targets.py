@@ -6,7 +6,6 @@ SECURITY = "tests/core/security"
 APPROVAL_TESTS = (
     "tests/core/governance/test_approval_binding.py",
     "tests/core/governance/test_run_and_approvals.py",
-    "tests/core/governance/test_soul_and_expiry.py",
 )
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),

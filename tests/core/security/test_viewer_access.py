@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hmac
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -191,3 +192,12 @@ async def test_a_spent_link_is_told_apart_for_a_day_then_forgotten(
     clock.now += 1
     await access.prune()
     assert await refusal(access, lapsed) == "unknown"
+
+
+def test_a_session_cookie_from_before_a_restart_is_still_good(access: ViewerAccess) -> None:
+    """The cookie's format and MAC are as the class documents them, so sessions outlive a
+    restart or an upgrade (they are stateless)."""
+    body = base64.urlsafe_b64encode(b"v1|1700003600|" + b"ab" * 16).rstrip(b"=")
+    mac = hmac.new(SECRET, b"viewer-session|" + body, "sha256").digest()
+    cookie = f"{body.decode()}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+    assert access.check_session(cookie)
