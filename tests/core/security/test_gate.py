@@ -40,8 +40,11 @@ def test_up_to_the_size_limit_and_not_one_character_more(screen: bool) -> None:
     assert judge("a" * 50).allowed
     refused = judge("a" * 1051)
     assert (refused.allowed, refused.text, refused.rule) == (False, "", "size")
-    assert refused.reply is not None
-    assert "1,051 characters; I take up to 50." in refused.reply
+    assert refused.reply == (
+        "That is 1,051 characters; I take up to 50."
+        if screen
+        else "That message is 1,051 characters; I take up to 50. Please send it in smaller parts."
+    )
     assert refused.notify
 
 
@@ -54,7 +57,13 @@ def test_text_more_than_three_tenths_junk_is_binary(junk: str) -> None:
 def test_nul_is_binary_and_whitespace_is_not() -> None:
     assert looks_binary("a long and otherwise ordinary line\x00")
     assert not looks_binary("a\n\r\t\n\r\t\n\r\t")
-    assert not looks_binary("")
+    assert looks_binary("") is False
+
+
+def test_only_the_first_4096_characters_are_sampled() -> None:
+    head = "a" * 2867 + "\x01" * 1229  # 1229 of 4096: just over three tenths
+    assert looks_binary(head + "a" * 5000)
+    assert not looks_binary("a" + head + "a" * 5000)  # one junk character pushed out
 
 
 @pytest.mark.parametrize("screen", [False, True])
@@ -62,8 +71,11 @@ def test_binary_data_is_left_alone(screen: bool) -> None:
     checks = gate()[0]
     refused = checks.screen("\x00\x01") if screen else checks.check("ada", "\x00\x01")
     assert (refused.allowed, refused.text, refused.rule) == (False, "", "binary")
-    assert refused.reply is not None
-    assert refused.reply.startswith("That looks like binary data, not text")
+    assert refused.reply == (
+        "That looks like binary data, not text."
+        if screen
+        else "That looks like binary data, not text, so I left it alone."
+    )
 
 
 def test_the_rate_limit_is_told_once_until_the_sender_is_let_in_again() -> None:

@@ -191,3 +191,27 @@ def test_a_sender_is_answered_again_an_hour_after_the_first_reply() -> None:
     assert [pairing.attempt("a", "hello").answer for _ in range(9)] == [True] * 8 + [False]
     clock.now += 3600
     assert pairing.attempt("a", "hello").answer is True
+
+
+def test_wrong_tries_from_long_ago_do_not_count_towards_everyone_waiting() -> None:
+    limits = PairingLimits(tries_overall=3, overall_window=600, code_ttl=10_000)
+    pairing, clock, codes = started(limits)
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG
+    clock.now += 600
+    assert pairing.attempt("c", "AAAA-AAAA").verdict is Verdict.WRONG  # the first two lapsed
+    assert pairing.attempt("d", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert len(codes) == 1  # nobody locked out, the code kept
+    assert pairing.attempt("e", "AAAA-AAAA").verdict is Verdict.WRONG  # three in the window
+    assert pairing.attempt("f", "AAAA-AAAA").verdict is Verdict.TOO_MANY
+    assert len(codes) == 2
+
+
+def test_a_sender_who_tries_again_is_the_last_forgotten() -> None:
+    pairing, _, _ = started(PairingLimits(tries_per_sender=2, max_senders=2))
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG  # a: most recent
+    assert pairing.attempt("c", "AAAA-AAAA").verdict is Verdict.WRONG  # b forgotten
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.TOO_MANY
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG
