@@ -6,8 +6,6 @@ SECURITY = "tests/core/security"
 APPROVAL_TESTS = (
     "tests/core/governance/test_approval_binding.py",
     "tests/core/governance/test_run_and_approvals.py",
-    "tests/core/agent/test_conversations.py::test_t3_call_waits_for_approve_and_resumes",
-    "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
 )
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
