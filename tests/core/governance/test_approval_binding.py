@@ -3,6 +3,8 @@ went out is refused at the tap, and the owner is told so."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 from bot.app import Lancelot
@@ -40,11 +42,45 @@ async def approve_and_see_refusal(app: Lancelot, phone: MemoryChannel, workspace
     card = next(c for _, c in phone.delivered if c.buttons)
     edited = await tap(app, phone, card, "Approve")
     assert edited is not None
-    assert "Refused: the action changed." in edited.body
+    assert edited.body.splitlines()[-1] == "Refused: the action changed."
     assert (workspace / "precious" / "keep.txt").read_text() == "precious"
     assert (workspace / "old" / "f.txt").exists()
     assert await receipt_names(app, "tool_run") == []
     assert await receipt_names(app, "approval_refused") == [SWAPPED.capability]
+    page = await app.ledger.page(ReceiptQuery(action_type="approval_refused", limit=1))
+    assert json.loads(page.receipts[0].outputs) == {
+        "outcome": "the action changed since the card was sent"
+    }
+
+
+async def test_a_tap_on_an_approval_gone_from_the_store_does_nothing(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    approval, workspace = await asked_to_delete_old(app, phone)
+    await app.state.execute("DELETE FROM approvals WHERE id = ?", (approval.id,))
+    sent = len(phone.delivered)
+    card = next(c for _, c in phone.delivered if c.buttons)
+    assert await tap(app, phone, card, "Approve") is None  # no edit, nothing ran
+    assert len(phone.delivered) == sent  # and no error told
+    assert (workspace / "old" / "f.txt").exists()
+    assert await receipt_names(app, "tool_run") == []
+
+
+async def test_a_tap_after_the_deadline_expires_the_approval_instead_of_running_it(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    # The deadline passed a moment ago and the sweeper has not expired it yet.
+    approval, workspace = await asked_to_delete_old(app, phone)
+    await app.state.execute(
+        "UPDATE approvals SET expires_at = ? WHERE id = ?", (time.time() - 1, approval.id)
+    )
+    card = next(c for _, c in phone.delivered if c.buttons)
+    edited = await tap(app, phone, card, "Approve")
+    assert edited is not None
+    assert "Expired: nobody decided in time, so nothing ran." in edited.body.splitlines()
+    assert (workspace / "old" / "f.txt").exists()
+    assert await receipt_names(app, "tool_run") == []
+    assert await receipt_names(app, "approval_expired") == [approval.action.capability]
 
 
 async def test_an_action_rewritten_in_the_store_does_not_run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,9 @@ async def test_destructive_command_waits_for_approval_and_deny_keeps_files(
     assert edited.title.startswith("Denied")
     assert "Denied by owner" in edited.body
     assert edited.buttons == ()
+    await app.ledger.flush()
+    [denied] = (await app.ledger.page(ReceiptQuery(action_type="approval_denied"))).receipts
+    assert json.loads(denied.outputs) == {"outcome": f"denied by owner via {phone.name}"}
 
 
 async def test_approve_runs_exactly_once_and_replays_do_nothing(app: Lancelot) -> None:

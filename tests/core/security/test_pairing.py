@@ -111,6 +111,16 @@ def test_owners_file_is_private_replaced_whole_and_forgets_by_channel(tmp_path: 
     assert [p.name for p in tmp_path.iterdir()] == ["owners.json"]  # no temporary left
 
 
+def test_one_channel_owner_is_read_and_forgetting_nobody_writes_nothing(tmp_path: Path) -> None:
+    store = OwnerStore(tmp_path)
+    assert store.forget() == ()
+    assert not store.path.exists()  # nothing to forget: no file is made
+    ada = PairedOwner("telegram", "42", "Ada", "2026-11-26T22:00:00+00:00")
+    store.save(ada)
+    assert store.get("telegram") == ada
+    assert store.get("gchat") is None
+
+
 def test_a_damaged_owners_file_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "owners.json").write_text(json.dumps({"owners": {"telegram": {"x": 1}}}))
     with pytest.raises(StorageError, match="remove it to pair again"):
@@ -129,3 +139,79 @@ def test_the_default_limits_are_those_the_guide_gives() -> None:
     assert pairing.attempt("b", codes[1]).wait_seconds == pytest.approx(600)
     answered = [pairing.attempt("c", "hello").answer for _ in range(9)]
     assert answered == [True] * 8 + [False]  # 8 answers an hour to one sender
+
+
+def test_refusal_receipts_name_the_verdict_in_fixed_words() -> None:
+    # bot/pairing.py records these words as a refusal's reason; operators filter on them.
+    assert [v.value for v in Verdict] == [
+        "paired", "wrong", "expired", "too_many", "not_a_code", "closed",
+    ]  # fmt: skip
+
+
+def test_a_code_typed_with_spaces_inside_pairs_and_the_new_owner_is_answered() -> None:
+    pairing, _, [code] = started()
+    wrong = pairing.attempt("a", "AAAA AAAA")
+    assert (wrong.verdict, wrong.wait_seconds, wrong.answer) == (Verdict.WRONG, 0.0, True)
+    paired = pairing.attempt("a", f"{code[:2]} {code[2:5]}\t{code[5:]}")
+    assert (paired.verdict, paired.wait_seconds, paired.answer) == (Verdict.PAIRED, 0.0, True)
+
+
+def test_no_time_is_left_once_the_code_has_lapsed() -> None:
+    pairing, clock, _ = started(PairingLimits(code_ttl=600))
+    clock.now += 599.5
+    assert pairing.seconds_left() == 0.5
+    clock.now += 1
+    assert pairing.seconds_left() == 0.0
+
+
+def test_tries_stay_refused_until_the_last_half_second_has_passed() -> None:
+    pairing, clock, codes = started(PairingLimits(tries_per_sender=1, sender_window=10))
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    clock.now += 9.5
+    refused = pairing.attempt("a", codes[-1])
+    assert (refused.verdict, refused.wait_seconds) == (Verdict.TOO_MANY, 0.5)
+    clock.now += 0.5
+    assert pairing.attempt("a", codes[-1]).verdict is Verdict.PAIRED
+
+
+def test_replies_are_bounded_per_hour_by_default_and_forgotten_past_4096_senders() -> None:
+    pairing, clock, _ = started()
+    assert [pairing.attempt("a", "hello").answer for _ in range(9)] == [True] * 8 + [False]
+    clock.now += 3599
+    assert pairing.attempt("a", "hello").answer is False
+    for sender in range(4095):  # "a" is the oldest of 4096 senders: still remembered
+        pairing.attempt(str(sender), "hello")
+    assert pairing.attempt("a", "hello").answer is False
+    pairing.attempt("one more", "hello")  # 4097 senders: the least recent is forgotten
+    assert pairing.attempt("a", "hello").answer is True
+
+
+def test_a_sender_is_answered_again_an_hour_after_the_first_reply() -> None:
+    pairing, clock, _ = started()
+    assert [pairing.attempt("a", "hello").answer for _ in range(9)] == [True] * 8 + [False]
+    clock.now += 3600
+    assert pairing.attempt("a", "hello").answer is True
+
+
+def test_wrong_tries_from_long_ago_do_not_count_towards_everyone_waiting() -> None:
+    limits = PairingLimits(tries_overall=3, overall_window=600, code_ttl=10_000)
+    pairing, clock, codes = started(limits)
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG
+    clock.now += 600
+    assert pairing.attempt("c", "AAAA-AAAA").verdict is Verdict.WRONG  # the first two lapsed
+    assert pairing.attempt("d", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert len(codes) == 1  # nobody locked out, the code kept
+    assert pairing.attempt("e", "AAAA-AAAA").verdict is Verdict.WRONG  # three in the window
+    assert pairing.attempt("f", "AAAA-AAAA").verdict is Verdict.TOO_MANY
+    assert len(codes) == 2
+
+
+def test_a_sender_who_tries_again_is_the_last_forgotten() -> None:
+    pairing, _, _ = started(PairingLimits(tries_per_sender=2, max_senders=2))
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.WRONG  # a: most recent
+    assert pairing.attempt("c", "AAAA-AAAA").verdict is Verdict.WRONG  # b forgotten
+    assert pairing.attempt("a", "AAAA-AAAA").verdict is Verdict.TOO_MANY
+    assert pairing.attempt("b", "AAAA-AAAA").verdict is Verdict.WRONG

@@ -130,3 +130,47 @@ def test_the_default_clock_is_real_time() -> None:
 def test_nonsense_settings_are_refused(arguments: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         SlidingWindowLimiter(**arguments)
+
+
+def test_by_default_a_minute_window_over_at_most_10000_senders(clock: FakeClock) -> None:
+    limiter = SlidingWindowLimiter(limit=1, clock=clock)
+    assert limiter.allow("alice")
+    assert limiter.allow("alice") is False
+    clock.advance(59.9)
+    assert limiter.allow("alice") is False
+    clock.advance(0.1)
+    assert limiter.allow("alice")
+    for n in range(10_001):
+        limiter.allow(str(n))
+    assert len(limiter) == 10_000
+
+
+def test_a_sender_hit_again_is_the_last_forgotten(clock: FakeClock) -> None:
+    limiter = SlidingWindowLimiter(limit=2, window=60, clock=clock, max_keys=2)
+    assert limiter.allow("alice")
+    assert limiter.allow("bob")
+    assert limiter.allow("alice")  # alice is now the most recent
+    assert limiter.allow("carol")  # bob, the least recent, is forgotten
+    assert limiter.allow("alice") is False
+    assert limiter.allow("bob")
+
+
+def test_the_smallest_settings_are_allowed_and_smaller_ones_refused(clock: FakeClock) -> None:
+    assert SlidingWindowLimiter(limit=1, window=0.001, clock=clock, max_keys=1).allow("a")
+    for bad in ({"limit": 0}, {"window": 0}, {"max_keys": 0}):
+        with pytest.raises(
+            ValueError, match=r"^limit and max_keys must be at least 1, window positive$"
+        ):
+            SlidingWindowLimiter(clock=clock, **bad)
+
+
+def test_a_sender_idle_for_a_whole_window_is_forgotten(clock: FakeClock) -> None:
+    limiter = SlidingWindowLimiter(limit=1, window=10, clock=clock)
+    assert limiter.allow("alice")
+    clock.advance(10)  # exactly a window after alice's only hit
+    assert limiter.retry_after("alice") == 0.0
+    assert len(limiter) == 0  # asking about alice forgot her
+    assert limiter.allow("bob")
+    clock.advance(10)
+    assert limiter.allow("carol")
+    assert len(limiter) == 1  # bob, idle a whole window, dropped when carol came

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -51,7 +54,7 @@ async def test_redeem_returns_the_action_once(tokens: ActionTokens) -> None:
     token = await tokens.issue("approve", {"id": 7}, "card-1")
     grant = await tokens.redeem(token, "owner", "card-1")
     assert (grant.action, grant.payload, grant.card_id) == ("approve", {"id": 7}, "card-1")
-    with pytest.raises(InvalidToken, match="already used"):
+    with pytest.raises(InvalidToken, match=r"^invalid token: already used$"):
         await tokens.redeem(token, "owner", "card-1")
 
 
@@ -60,7 +63,7 @@ async def test_first_tap_on_a_card_spends_its_other_buttons(tokens: ActionTokens
     deny = await tokens.issue("deny", {}, "card-1")
     other = await tokens.issue("approve", {}, "card-2")
     await tokens.redeem(approve, "owner")
-    with pytest.raises(InvalidToken, match="already used"):
+    with pytest.raises(InvalidToken, match=r"^invalid token: already used$"):
         await tokens.redeem(deny, "owner")
     assert (await tokens.redeem(other, "owner")).card_id == "card-2"
 
@@ -83,14 +86,14 @@ async def test_the_same_press_handled_again_after_a_crash_is_granted_again(
 async def test_forged_malformed_and_unknown_tokens(tokens: ActionTokens) -> None:
     token = await tokens.issue("approve", {}, "card-1")
     flipped = token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]
-    with pytest.raises(InvalidToken, match="forged"):
+    with pytest.raises(InvalidToken, match=r"^invalid token: forged$"):
         await tokens.redeem(flipped, "owner")
     for junk in ("", "not a token", "%%%%", "a" * 200):
         with pytest.raises(InvalidToken, match=r"malformed|forged"):
             await tokens.redeem(junk, "owner")
     other_server = ActionTokens(tokens._db, b"another-secret-987654321")
     foreign = await other_server.issue("approve", {}, "card-9")
-    with pytest.raises(InvalidToken, match="forged"):
+    with pytest.raises(InvalidToken, match=r"^invalid token: forged$"):
         await tokens.redeem(foreign, "owner")
 
 
@@ -117,14 +120,15 @@ async def test_expired_token(db: aiosqlite.Connection) -> None:
     await store.setup()
     token = await store.issue("approve", {}, "card-1", ttl=60)
     clock.now += 61
-    with pytest.raises(InvalidToken, match="expired"):
+    with pytest.raises(InvalidToken, match=r"^invalid token: expired$"):
         await store.redeem(token, "owner")
 
 
 async def test_token_pressed_on_another_card_is_refused(tokens: ActionTokens) -> None:
     token = await tokens.issue("approve", {}, "card-1")
-    with pytest.raises(InvalidToken, match="another card"):
+    with pytest.raises(InvalidToken) as refused:
         await tokens.redeem(token, "owner", card_id="card-2")
+    assert refused.value.reason == "bound to another card"
     assert (await tokens.redeem(token, "owner", card_id="card-1")).action == "approve"
 
 
@@ -139,5 +143,125 @@ async def test_tokens_issued_together_are_one_commit_and_redeem_at_once(
         )
         assert (writer.commits, writer.writes) == (1, 2)
         assert (await store.redeem(deny, "owner", "card-1")).action == "deny"
-        with pytest.raises(InvalidToken, match="already used"):
+        with pytest.raises(InvalidToken, match=r"^invalid token: already used$"):
             await store.redeem(approve, "owner", "card-1")
+
+
+async def test_a_token_cut_short_is_malformed_not_forged(tokens: ActionTokens) -> None:
+    token = await tokens.issue("approve", {}, "card-1")
+    for cut in (token[:-4], token[:28], token + "AAAA"):  # whole base64 quanta: decodable
+        with pytest.raises(InvalidToken) as refused:
+            await tokens.redeem(cut, "owner")
+        assert refused.value.reason == "malformed", cut
+
+
+async def test_a_genuine_token_this_database_never_issued_is_unknown(
+    tmp_path: Path, tokens: ActionTokens
+) -> None:
+    elsewhere = await open_state_db(tmp_path / "other.db")
+    try:
+        twin = ActionTokens(elsewhere, b"test-secret-0123456789")
+        await twin.setup()
+        token = await twin.issue("approve", {}, "card-1")
+    finally:
+        await elsewhere.close()
+    with pytest.raises(InvalidToken, match=r"^invalid token: unknown$"):
+        await tokens.redeem(token, "owner")
+
+
+async def test_a_button_lasts_half_an_hour_by_default(db: aiosqlite.Connection) -> None:
+    clock = Clock()
+    store = ActionTokens(db, b"test-secret-0123456789", clock=clock)
+    await store.setup()
+    kept, lapsed = await store.issue("approve", {}, "card-1"), await store.issue("go", {}, "card-2")
+    clock.now += 1800
+    assert (await store.redeem(kept, "owner")).action == "approve"
+    clock.now += 0.5
+    with pytest.raises(InvalidToken, match=r"^invalid token: expired$"):
+        await store.redeem(lapsed, "owner")
+
+
+async def test_buttons_issued_before_an_upgrade_still_redeem(db: aiosqlite.Connection) -> None:
+    """The MAC's key is derived as it always was (SHA-256 of a fixed label and the secret),
+    so the buttons on cards already in the chat keep working after a restart or upgrade."""
+    store = ActionTokens(db, b"test-secret-0123456789", clock=Clock())
+    await store.setup()
+    raw_id = bytes(range(12))
+    key = hashlib.sha256(b"lancelot-action-token|test-secret-0123456789").digest()
+    mac = hmac.new(key, raw_id, hashlib.sha256).digest()[:12]
+    await db.execute(
+        "INSERT INTO action_tokens (token_id, action, payload, card_id, expires_at)"
+        " VALUES (?, 'approve', '{}', 'card-1', ?)",
+        (raw_id.hex(), 2_000_000.0),
+    )
+    old = base64.urlsafe_b64encode(raw_id + mac).decode()
+    assert (await store.redeem(old, "owner", "card-1")).action == "approve"
+
+
+async def test_a_used_button_says_used_even_once_it_would_have_expired(
+    db: aiosqlite.Connection,
+) -> None:
+    clock = Clock()
+    store = ActionTokens(db, b"test-secret-0123456789", clock=clock)
+    await store.setup()
+    token = await store.issue("approve", {}, "card-1", ttl=60)
+    await store.redeem(token, "owner")
+    clock.now += 61
+    with pytest.raises(InvalidToken) as refused:
+        await store.redeem(token, "owner")
+    assert refused.value.reason == "already used"
+
+
+async def test_two_taps_at_once_on_one_card_let_one_through(tokens: ActionTokens) -> None:
+    approve = await tokens.issue("approve", {}, "card-1")
+    deny = await tokens.issue("deny", {}, "card-1")
+    both = await asyncio.gather(
+        tokens.redeem(approve, "owner"), tokens.redeem(deny, "owner"), return_exceptions=True
+    )
+    granted = [r for r in both if not isinstance(r, BaseException)]
+    refused = [r.reason for r in both if isinstance(r, InvalidToken)]
+    assert (len(granted), refused) == (1, ["already used"])
+
+
+async def test_withdrawn_buttons_are_refused_as_used(tokens: ActionTokens) -> None:
+    kept = await tokens.issue("approve", {}, "card-2")
+    stale = [await tokens.issue(a, {}, "card-1") for a in ("approve", "deny")]
+    assert await tokens.withdraw("card-1") == 2
+    assert await tokens.withdraw("card-1") == 0
+    for token in stale:
+        with pytest.raises(InvalidToken, match=r"^invalid token: already used$"):
+            await tokens.redeem(token, "owner")
+    assert (await tokens.redeem(kept, "owner")).card_id == "card-2"
+
+
+async def test_tokens_are_forgotten_a_week_after_they_expired(db: aiosqlite.Connection) -> None:
+    clock = Clock()
+    store = ActionTokens(db, b"test-secret-0123456789", clock=clock)
+    await store.setup()
+    token = await store.issue("approve", {}, "card-1", ttl=60)
+    clock.now += 60 + 7 * 86400
+    assert await store.prune() == 0  # expired exactly a week ago: kept
+    clock.now += 1
+    assert await store.prune() == 1
+    with pytest.raises(InvalidToken, match=r"^invalid token: unknown$"):
+        await store.redeem(token, "owner")
+    assert await store.prune() == 0
+
+
+async def test_a_token_whose_last_character_is_x_redeems(db: aiosqlite.Connection) -> None:
+    """Only base64 padding is stripped from a token's end, whatever character ends it."""
+    store = ActionTokens(db, b"test-secret-0123456789", clock=Clock())
+    await store.setup()
+    key = hashlib.sha256(b"lancelot-action-token|test-secret-0123456789").digest()
+    for number in range(1000):
+        raw_id = number.to_bytes(12, "big")
+        mac = hmac.new(key, raw_id, hashlib.sha256).digest()[:12]
+        token = base64.urlsafe_b64encode(raw_id + mac)
+        if token.endswith(b"X"):
+            break
+    await db.execute(
+        "INSERT INTO action_tokens (token_id, action, payload, card_id, expires_at)"
+        " VALUES (?, 'approve', '{}', 'card-1', ?)",
+        (raw_id.hex(), 2_000_000.0),
+    )
+    assert (await store.redeem(token.decode(), "owner")).action == "approve"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hmac
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -167,7 +168,7 @@ async def test_only_the_exact_spelling_of_a_link_redeems(access: ViewerAccess) -
     "cookie", [None, "", "abc", "a.b.c", ".", "é.é", "x" * 1000, "dGVzdA.!!!!"]
 )
 def test_garbage_cookies_are_refused(access: ViewerAccess, cookie: str | None) -> None:
-    assert not access.check_session(cookie)
+    assert access.check_session(cookie) is False
 
 
 async def test_each_session_is_distinct(access: ViewerAccess) -> None:
@@ -179,3 +180,58 @@ async def test_each_session_is_distinct(access: ViewerAccess) -> None:
 async def test_a_short_secret_is_rejected(db: aiosqlite.Connection) -> None:
     with pytest.raises(ValueError, match="16 bytes"):
         ViewerAccess(db, b"short")
+
+
+async def test_a_spent_link_is_told_apart_for_a_day_then_forgotten(
+    access: ViewerAccess, clock: Clock
+) -> None:
+    lapsed = await access.issue_link()
+    clock.now += 600 + 86400  # expired a day ago, to the second: still known
+    await access.prune()
+    assert await refusal(access, lapsed) == "expired"
+    clock.now += 1
+    await access.prune()
+    assert await refusal(access, lapsed) == "unknown"
+
+
+def test_a_session_cookie_from_before_a_restart_is_still_good(access: ViewerAccess) -> None:
+    """The cookie's format and MAC are as the class documents them, so sessions outlive a
+    restart or an upgrade (they are stateless)."""
+    body = base64.urlsafe_b64encode(b"v1|1700003600|" + b"ab" * 16).rstrip(b"=")
+    mac = hmac.new(SECRET, b"viewer-session|" + body, "sha256").digest()
+    written = base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+    assert access.check_session(f"{body.decode()}.{written}")
+
+
+async def test_links_last_ten_minutes_and_sessions_twelve_hours_by_default(
+    db: aiosqlite.Connection, clock: Clock
+) -> None:
+    access = ViewerAccess(db, SECRET, clock=clock)
+    await access.setup()
+    kept, lapsed = await access.issue_link(), await access.issue_link()
+    clock.now += 599
+    session = await access.redeem(kept)
+    clock.now += 1
+    assert await refusal(access, lapsed) == "expired"
+    clock.now += 43200 - 2  # the session was opened a second before
+    assert access.check_session(session)
+    clock.now += 1
+    assert not access.check_session(session)
+
+
+async def test_a_secret_of_sixteen_bytes_will_do(db: aiosqlite.Connection) -> None:
+    assert ViewerAccess(db, b"k" * 16).check_session(ViewerAccess(db, b"k" * 16).new_session())
+    with pytest.raises(ValueError, match=r"^the viewer secret must be at least 16 bytes$"):
+        ViewerAccess(db, b"k" * 15)
+
+
+@pytest.mark.parametrize("inside", [b"v1|1700003600", b"not base64 \xff", b"v2|1700003600|ab"])
+def test_a_signed_cookie_that_is_not_a_session_is_refused(
+    access: ViewerAccess, inside: bytes
+) -> None:
+    """Only this server can sign a cookie; even so, what it signed must read as a session."""
+    body = base64.urlsafe_b64encode(inside).rstrip(b"=")
+    mac = hmac.new(SECRET, b"viewer-session|" + body, "sha256").digest()
+    cookie = f"{body.decode()}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+    assert access.check_session(cookie) is False
+    assert access.check_session(cookie[:-1] + ("A" if cookie[-1] != "A" else "B")) is False

@@ -1,0 +1,1 @@
+"""Mutation testing of chosen files: `python -m tests.mutation core/security`."""
