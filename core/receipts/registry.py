@@ -109,7 +109,7 @@ KINDS = KindRegistry(
         ReceiptKind(G.DRY_RUN, S, "a command run in a copy of the workspace", "dry run: {subject}"),
         ReceiptKind(G.DRY_RUN_DISCARDED, S, "a dry run's effects not applied"),
         ReceiptKind(G.CHANGE_UNDONE, U, "an applied change taken back", "undone: {subject}"),
-        ReceiptKind(G.UNDO_REFUSED, U, "Undo refused", "undo refused: {subject}"),
+        ReceiptKind(G.UNDO_REFUSED, U, "Undo refused: says why", "{subject}"),
         ReceiptKind(G.SKILL_ACTION_REFUSED, S, "a skill asked beyond its permissions"),
         ReceiptKind(G.APPROVAL_REQUESTED, A, "the owner was asked to approve an action"),
         ReceiptKind(G.APPROVAL_GRANTED, D, "the owner approved", verdict="approved"),
