@@ -149,6 +149,7 @@ class _Roles:
         self.kinds = kinds
 
     def of(self, receipt: StoredReceipt) -> Role:
+        """The role of the receipt's kind."""
         return self.kinds.get(receipt.action_type).role
 
     def verdict(self, receipt: StoredReceipt) -> str | None:
@@ -156,9 +157,11 @@ class _Roles:
         return self.kinds.get(receipt.action_type).verdict
 
     def playing(self, role: Role, members: Sequence[StoredReceipt]) -> list[StoredReceipt]:
+        """Those of `members` whose kind plays `role`, in order."""
         return [m for m in members if self.of(m) is role]
 
     def verdicts(self, members: Sequence[StoredReceipt]) -> list[StoredReceipt]:
+        """Those of `members` that record the owner's answer to an approval, in order."""
         return [m for m in members if self.verdict(m)]
 
 
