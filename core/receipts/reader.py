@@ -189,10 +189,13 @@ class LedgerReader:
         if not wanted:
             return stories
         kinds = json.dumps(KINDS.having(Role.UNDO))
-        undos = await self.fetch(undos_sql(COLUMNS), (kinds, json.dumps(wanted)))
+        undos = [
+            (undo, _key(undo.decoded("inputs"), "change"))
+            for undo in await self.fetch(undos_sql(COLUMNS), (kinds, json.dumps(wanted)))
+        ]
         linked = []
         for story in stories:
-            own = [u for u in undos if _key(u.decoded("inputs"), "change") in made[story.root.id]]
+            own = [undo for undo, change in undos if change in made[story.root.id]]
             if own:
                 members = tuple(sorted((*story.members, *own), key=lambda r: r.seq))
                 story = Story(story.root, members, story.size + len(own))
