@@ -19,7 +19,7 @@ from core.receipts.model import Receipt, ReceiptStatus
 
 def receipt(i: int) -> Receipt:
     return Receipt(
-        action_type=("command", "tool", "inbound", "reply")[i % 4],
+        action_type=("command", "tool_run", "inbound", "reply")[i % 4],
         action_name=f"action{i % 50}",
         inputs={"text": f"run step {i} of the nightly job", "args": ["-v", str(i)]},
         outputs={"exit_code": i % 3, "stdout": "ok"},

@@ -18,6 +18,7 @@ from core.tools.sandbox import DockerEngine, SandboxLimits, SandboxUnavailable
 from core.tools.sandbox.image import build, exists
 from tests.ci import unavailable
 from tests.fakes.channel import MemoryChannel
+from tests.receipt_kinds import registered_receipt_kinds  # noqa: F401 (autouse: kinds are registered)
 
 # python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
 os.environ.setdefault("PTB_TIMEDELTA", "true")

@@ -1,9 +1,10 @@
 """The story of each request, for the receipt page: what was asked, what happened, how it ended.
 
 A story is a root receipt (an owner's message, a scheduled run) and the receipts of its
-quest. This turns one into lines a person reads on a phone: a preview of the request, the
-policy decisions, each tool run with its command and exit code, each approval with its
-decision and who decided on which channel, the reply.
+quest, with the undos of the changes it made. This turns one into lines a person reads on a
+phone: a preview of the request, the policy decisions, each tool run with its command and
+exit code, each approval with its decision and who decided on which channel, each undo.
+What a receipt is to the story is its kind's role, in core/receipts/registry.py.
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from core.receipts.base import ReceiptStore, Story
+from core.receipts.kinds import KindRegistry, ReceiptKind, Role
 from core.receipts.model import StoredReceipt
+from core.receipts.registry import KINDS, GovernanceReceipt
 
 PREVIEW_CHARS = 80
-DECISIONS = {
-    "approval_granted": "approved",
-    "approval_denied": "denied",
-    "approval_expired": "expired",
-}
-HIDDEN = frozenset({"tool_intent", "reply", *DECISIONS})  # folded into other lines
-JOB_KINDS = ("scheduled_job_run", "scheduled_job_failed", "scheduled_job_skipped")
+# The verdicts the page words differently (core/receipts/registry.py gives each decision's).
+APPROVED = KINDS.get(GovernanceReceipt.APPROVAL_GRANTED).verdict
+EXPIRED = KINDS.get(GovernanceReceipt.APPROVAL_EXPIRED).verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +104,18 @@ def relative_time(stamp: str, now: datetime) -> str:
     return f"{days} day{'s' if days != 1 else ''} ago"
 
 
-def preview(root: StoredReceipt) -> str:
+def preview(root: StoredReceipt, kinds: KindRegistry = KINDS) -> str:
     """The request in a few words: the message, the job, or the kind of record."""
-    if root.action_type == "inbound":
-        return _cut(_field(root.inputs, "text") or "(an empty message)")
-    if root.action_type in JOB_KINDS:
-        return f"scheduled job {root.action_name}"
-    return f"{root.action_type.replace('_', ' ')}: {root.action_name}"
+    kind = kinds.get(root.action_type)
+    if kind.role is Role.REQUEST:
+        text = _field(root.inputs, "text")
+        if text is not None:
+            return _cut(text) or "(an empty message)"
+    return _shown(kind, root.action_name)
+
+
+def _shown(kind: ReceiptKind, subject: str) -> str:
+    return kind.shown_as.replace("{subject}", subject)
 
 
 def story_view(
@@ -119,38 +123,64 @@ def story_view(
     zone: tzinfo | None,
     deciders: Callable[[StoredReceipt], str],
     now: datetime | None = None,
+    kinds: KindRegistry = KINDS,
 ) -> StoryView:
     """The page's view of one story; `deciders` says who decided an approval, and where."""
     now = now or datetime.now(UTC)
     members = story.members
-    lines = tuple(_lines(members, deciders))
+    roles = _Roles(kinds)
     return StoryView(
         root_id=story.root.id,
         seq=story.root.seq,
         local_time=local_time(story.root.timestamp, zone, now),
         relative_time=relative_time(story.root.timestamp, now),
-        preview=preview(story.root),
-        outcome=_outcome(story.root, members),
-        status=_status(story.root, members),
-        lines=lines,
+        preview=preview(story.root, kinds),
+        outcome=_outcome(story.root, members, roles),
+        status=_status(story.root, members, roles),
+        lines=tuple(_lines(members, deciders, roles)),
         more=max(0, story.size - len(members)),
     )
 
 
+class _Roles:
+    """The registry's answers about one story's receipts."""
+
+    def __init__(self, kinds: KindRegistry) -> None:
+        self.kinds = kinds
+
+    def of(self, receipt: StoredReceipt) -> Role:
+        """The role of the receipt's kind."""
+        return self.kinds.get(receipt.action_type).role
+
+    def verdict(self, receipt: StoredReceipt) -> str | None:
+        """approved, denied, expired...: the owner's answer this receipt records, if any."""
+        return self.kinds.get(receipt.action_type).verdict
+
+    def playing(self, role: Role, members: Sequence[StoredReceipt]) -> list[StoredReceipt]:
+        """Those of `members` whose kind plays `role`, in order."""
+        return [m for m in members if self.of(m) is role]
+
+    def verdicts(self, members: Sequence[StoredReceipt]) -> list[StoredReceipt]:
+        """Those of `members` that record the owner's answer to an approval, in order."""
+        return [m for m in members if self.verdict(m)]
+
+
 def _lines(
-    members: Sequence[StoredReceipt], deciders: Callable[[StoredReceipt], str]
+    members: Sequence[StoredReceipt], deciders: Callable[[StoredReceipt], str], roles: _Roles
 ) -> list[Line]:
-    decisions = [m for m in members if m.action_type in DECISIONS]
+    decisions = roles.verdicts(members)
     lines = []
     for member in members:
-        if member.action_type in HIDDEN:
+        role = roles.of(member)
+        if role in (Role.HIDDEN, Role.ANSWER, Role.PRESS) or roles.verdict(member):
             continue
-        if member.action_type == "approval_requested":
+        if role is Role.ASK:
             decision = decisions.pop(0) if decisions else None
-            lines.append(_approval(member, decision, deciders))
+            lines.append(_approval(member, decision, deciders, roles))
             continue
-        lines.append(Line(member.status, _describe(member), member.id))
-    lines.extend(_approval(None, d, deciders) for d in decisions)  # asked in another request
+        kind = roles.kinds.get(member.action_type)
+        lines.append(Line(member.status, _describe(member, kind), member.id))
+    lines.extend(_approval(None, d, deciders, roles) for d in decisions)  # asked elsewhere
     return lines
 
 
@@ -158,47 +188,49 @@ def _approval(
     asked: StoredReceipt | None,
     decision: StoredReceipt | None,
     deciders: Callable[[StoredReceipt], str],
+    roles: _Roles,
 ) -> Line:
     shown = asked or decision
     assert shown is not None
     what = _cut(_field(shown.inputs, "command") or shown.action_name, 60)
     if decision is None:
         return Line("pending", f"approval asked: {what}; waiting for your decision", shown.id)
-    verdict = DECISIONS[decision.action_type]
-    status = "success" if verdict == "approved" else "refused"
+    verdict = roles.verdict(decision)
+    status = "success" if verdict == APPROVED else "refused"
     by = deciders(decision)
     return Line(status, f"approval: {what}; {verdict}{by}", (asked or decision).id)
 
 
-def _describe(receipt: StoredReceipt) -> str:
-    kind, name = receipt.action_type, receipt.action_name
-    if kind in ("tool_run", "dry_run"):
-        command = _cut(_field(receipt.inputs, "command") or name, 60)
-        code = _field(receipt.outputs, "exit_code")
-        ran = "dry run" if kind == "dry_run" else "ran"
-        return f"{ran}: {command}" + (f" (exit {code})" if code is not None else "")
-    if kind == "policy_decision":
+def _describe(receipt: StoredReceipt, kind: ReceiptKind) -> str:
+    """A decision names its rule and tier, an undo what it put back, anything else its
+    command (or action) and exit code."""
+    name = receipt.action_name
+    if kind.role is Role.DECISION:
         tier = _field(receipt.metadata, "tier")
-        return f"policy: {name.replace('_', ' ')}" + (f" ({tier})" if tier else "")
-    if kind == "command":
-        return f"command /{name}"
-    if kind == "tool_interrupted":
-        return f"interrupted: {name}"
-    return f"{kind.replace('_', ' ')}: {name}"
+        return _shown(kind, name.replace("_", " ")) + (f" ({tier})" if tier else "")
+    if kind.role is Role.UNDO:
+        return _shown(kind, _cut(_field(receipt.outputs, "outcome") or name, 60))
+    code = _field(receipt.outputs, "exit_code")
+    text = _shown(kind, _cut(_field(receipt.inputs, "command") or name, 60))
+    return text + (f" (exit {code})" if code is not None else "")
 
 
-def _outcome(root: StoredReceipt, members: Sequence[StoredReceipt]) -> str:
-    """How it ended, in a few words: the last command's exit code, a wait, or the reply."""
-    runs = [m for m in members if m.action_type == "tool_run"]
+def _outcome(root: StoredReceipt, members: Sequence[StoredReceipt], roles: _Roles) -> str:
+    """How it ended, in a few words: undone, the last command's exit code, a wait, or the
+    reply."""
+    undos = roles.playing(Role.UNDO, members)
+    if undos and undos[-1].status == "success":
+        return "undone"
+    runs = roles.playing(Role.EFFECT, members)
     if runs:
         code = _field(runs[-1].outputs, "exit_code")
         return f"exit {code}" if code is not None else runs[-1].status
-    if _status(root, members) == "pending":
+    if _status(root, members, roles) == "pending":
         return "waiting for your decision"
-    verdict = _last_verdict(members)
-    if verdict in ("denied", "expired"):
+    verdict = _last_verdict(members, roles)
+    if verdict is not None and verdict != APPROVED:
         return f"{verdict}: nothing ran"
-    replies = [m for m in members if m.action_type == "reply"]
+    replies = roles.playing(Role.ANSWER, members)
     if replies:
         return _cut(_field(replies[-1].outputs, "title") or "replied", 60)
     if root.error_message:
@@ -206,34 +238,38 @@ def _outcome(root: StoredReceipt, members: Sequence[StoredReceipt]) -> str:
     return root.status
 
 
-def _status(root: StoredReceipt, members: Sequence[StoredReceipt]) -> str:
-    statuses = {m.status for m in (root, *members)}
-    asked = sum(m.action_type == "approval_requested" for m in members)
-    decided = sum(m.action_type in DECISIONS for m in members)
+def _status(root: StoredReceipt, members: Sequence[StoredReceipt], roles: _Roles) -> str:
+    # An undo refused later is a line of its own; the request itself did what it did.
+    statuses = {m.status for m in (root, *members) if roles.of(m) is not Role.UNDO}
+    asked = len(roles.playing(Role.ASK, members))
+    decided = len(roles.verdicts(members))
     for status in ("failure", "refused"):
         if status in statuses:
             return status
     if asked > decided:
         return "pending"
     # A decision's own receipt is a success (it was recorded); a no is not the request's.
-    return "refused" if _last_verdict(members) in ("denied", "expired") else "success"
+    verdict = _last_verdict(members, roles)
+    return "refused" if verdict is not None and verdict != APPROVED else "success"
 
 
-def _last_verdict(members: Sequence[StoredReceipt]) -> str | None:
+def _last_verdict(members: Sequence[StoredReceipt], roles: _Roles) -> str | None:
     """The last approval decision in a request (approved, denied, expired), if any."""
-    decisions = [m for m in members if m.action_type in DECISIONS]
-    return DECISIONS[decisions[-1].action_type] if decisions else None
+    decisions = roles.verdicts(members)
+    return roles.verdict(decisions[-1]) if decisions else None
 
 
 async def decided_by(
-    ledger: ReceiptStore, stories: Sequence[Story]
+    ledger: ReceiptStore, stories: Sequence[Story], kinds: KindRegistry = KINDS
 ) -> Callable[[StoredReceipt], str]:
     """Who decided each approval in `stories`, and on which channel: the press that led to
-    the decision (its parent) says."""
+    the decision (its parent) says. A decision no press made says why (it lapsed, a Stop
+    withdrew it)."""
+    roles = _Roles(kinds)
     presses: dict[str, StoredReceipt] = {}
     for story in stories:
-        for member in story.members:
-            if member.action_type in DECISIONS and member.parent_id:
+        for member in roles.verdicts(story.members):
+            if member.parent_id:
                 press = await ledger.get(member.parent_id)
                 if press is not None:
                     presses[member.id] = press
@@ -241,7 +277,10 @@ async def decided_by(
     def who(decision: StoredReceipt) -> str:
         press = presses.get(decision.id)
         if press is None:
-            return " (on its own: it lapsed)" if decision.action_type == "approval_expired" else ""
+            if roles.verdict(decision) == EXPIRED:
+                return " (on its own: it lapsed)"
+            why = _field(decision.outputs, "outcome")
+            return f" ({_cut(why, 60)})" if why else ""
         sender = _field(press.metadata, "sender_id")
         channel = _field(press.metadata, "channel")
         return f" by {sender} on {channel}" if sender and channel else ""

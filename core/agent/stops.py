@@ -16,9 +16,9 @@ from core.bus import Bus
 from core.commands.registry import CommandContext, PressContext
 from core.errors import DeliveryFailed
 from core.events import Card, CardKind
-from core.governance.kinds import TaskReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import TaskReceipt
 from core.runtime.stopping import StopSwitch
 from core.runtime.tasks import Supervisor
 from core.security.tokens import ActionTokens

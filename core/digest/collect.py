@@ -10,15 +10,14 @@ from datetime import UTC, datetime
 
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.receipts.base import Checkpoint, ReceiptQuery, ReceiptStore, VerifyReport
+from core.receipts.kinds import KindRegistry, Role, Section
 from core.receipts.model import StoredReceipt
+from core.receipts.registry import KINDS
 from core.scheduler.job import QUIET_NOTE
 from core.scheduler.model import RunRecord
 
 PAGE = 500
 MAX_RECEIPTS = 20_000  # per kind read for one digest; a busier day is reported as "20000+"
-APPROVAL_DECIDED = ("approval_granted", "approval_denied", "approval_expired")
-HEALTH_KINDS = ("health_degraded", "health_recovered")
-JOB_KINDS = ("scheduled_job_run", "scheduled_job_failed", "scheduled_job_skipped")
 
 
 def ledger_time(ts: float) -> str:
@@ -80,37 +79,34 @@ async def collect(
     since: float,
     until: float,
     runs: Iterable[RunRecord] = (),
+    kinds: KindRegistry = KINDS,
 ) -> DigestData:
     """Everything the digest covers for [since, until); `runs` (the scheduler's history for
     the period) adds the quiet runs, which have no receipt. `approvals` is None when
-    governance is off (nothing can be pending)."""
+    governance is off (nothing can be pending). What each receipt counts as is its kind's
+    role or section in `kinds`."""
     await ledger.flush()
     data = DigestData(since, until)
-    for run in await receipts_between(ledger, since, until, action_type="tool_run"):
-        data.actions_by_tier[str(_meta(run).get("tier") or "?")] += 1
-    for kind in APPROVAL_DECIDED:
+    for kind in kinds.having(Role.EFFECT):
+        for run in await receipts_between(ledger, since, until, action_type=kind):
+            data.actions_by_tier[str(_meta(run).get("tier") or "?")] += 1
+    for kind in kinds.having(Role.DECISION):
+        verdict = kinds.get(kind).verdict
         count = len(await receipts_between(ledger, since, until, action_type=kind))
-        if count:
-            data.approvals_decided[kind.removeprefix("approval_")] = count
+        if verdict and count:
+            data.approvals_decided[verdict] += count
     if approvals is not None:
         data.approvals_pending = await approvals.count(ApprovalState.PENDING)
-    for failed in await receipts_between(ledger, since, until, status="failure"):
-        if failed.action_type in HEALTH_KINDS:
-            continue  # reported as health transitions
-        reason = (failed.error_message or "")[:80]
-        data.failures.append(f"{failed.action_type}/{failed.action_name}: {reason}".rstrip(": "))
-    for kind in HEALTH_KINDS:
-        for seen in await receipts_between(ledger, since, until, action_type=kind):
-            data.health.append(f"{seen.timestamp[11:16]} {kind.removeprefix('health_')}")
-    data.health.sort()
-    await _jobs(ledger, since, until, data)
+    await _failures_and_health(ledger, since, until, data, kinds)
+    await _jobs(ledger, since, until, data, kinds)
     for quiet in runs:
         if quiet.outcome == "ok" and (quiet.detail or "").endswith(QUIET_NOTE):
             data.jobs[f"{quiet.job} ok"] += 1
-    for decision in await receipts_between(ledger, since, until, action_type="router_decision"):
-        data.tokens += decision.token_count or 0
-        cost = _meta(decision).get("cost_usd")
-        data.cost_usd += float(cost) if isinstance(cost, int | float) else 0.0
+    for kind in kinds.in_section(Section.USAGE):
+        for decision in await receipts_between(ledger, since, until, action_type=kind):
+            data.tokens += decision.token_count or 0
+            cost = _meta(decision).get("cost_usd")
+            data.cost_usd += float(cost) if isinstance(cost, int | float) else 0.0
     data.verify = await ledger.verify()
     if data.verify.ok:
         # Signed now, so the fingerprint on the card covers everything up to the digest; the
@@ -119,8 +115,26 @@ async def collect(
     return data
 
 
-async def _jobs(ledger: ReceiptStore, since: float, until: float, data: DigestData) -> None:
-    for kind in JOB_KINDS:
+async def _failures_and_health(
+    ledger: ReceiptStore, since: float, until: float, data: DigestData, kinds: KindRegistry
+) -> None:
+    """Failures, one line each, but health transitions: those are lines of their own."""
+    health = kinds.in_section(Section.HEALTH)
+    for failed in await receipts_between(ledger, since, until, status="failure"):
+        if failed.action_type in health:
+            continue  # reported as health transitions
+        reason = (failed.error_message or "")[:80]
+        data.failures.append(f"{failed.action_type}/{failed.action_name}: {reason}".rstrip(": "))
+    for kind in health:
+        for seen in await receipts_between(ledger, since, until, action_type=kind):
+            data.health.append(f"{seen.timestamp[11:16]} {kind.removeprefix('health_')}")
+    data.health.sort()
+
+
+async def _jobs(
+    ledger: ReceiptStore, since: float, until: float, data: DigestData, kinds: KindRegistry
+) -> None:
+    for kind in kinds.in_section(Section.JOBS):
         for run in await receipts_between(ledger, since, until, action_type=kind):
             meta = _meta(run)
             outcome = str(meta.get("outcome") or kind.removeprefix("scheduled_job_"))

@@ -18,10 +18,10 @@ from core.commands.registry import parse_command
 from core.errors import DeliveryRejected, LancelotError
 from core.events import Attachment, Card, CardKind, FileKind, FileOffer, Inbound
 from core.files.inbox import FileRefused, Inbox, megabytes
-from core.governance.kinds import FileReceipt
 from core.llm.transcription import Transcriber
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import FileReceipt
 from core.tools.workspace import MOUNT
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ from core.bus import Bus
 from core.channel import Channel, FileSending
 from core.errors import DeliveryFailed, DeliveryRejected, ToolFailed
 from core.files.inbox import FileRefused, megabytes
-from core.governance.kinds import FileReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
+from core.receipts.registry import FileReceipt
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult, file_digest
 from core.tools.capability import CapabilityTokens

@@ -25,11 +25,11 @@ from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.deadlines import Deadlines
 from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor, RunReport
-from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
+from core.receipts.registry import GovernanceReceipt
 from core.runtime import stopping
 from core.runtime.stopping import StopRequest, StopSwitch
 from core.runtime.tasks import Supervisor

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor, RunReport
-from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
 
 

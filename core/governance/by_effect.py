@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from core.governance.kinds import GovernanceReceipt
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
 from core.tools.effects.records import DryRun
 from soul import provably_read_only

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NoToolAvailable, PolicyDenied, ToolFailed, ToolUnavailable
-from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus, new_receipt_id
+from core.receipts.registry import GovernanceReceipt
 from core.runtime.stopping import effect_underway
 from core.tools.action import ToolAction
 from core.tools.base import CommandRunner, ToolResult
@@ -214,6 +214,7 @@ class Executor:
                     "output": (result.recorded or result.output)[:MAX_RECEIPT_OUTPUT],
                     "truncated": result.truncated or len(result.output) > MAX_RECEIPT_OUTPUT,
                     "file_changes": result.file_changes,
+                    **({"change": result.change_id} if result.change_id else {}),
                     "provider": provider,
                     "fallback": result.fallback,
                 }

@@ -21,10 +21,10 @@ from core.governance.by_effect import (
     unchanged_text,
 )
 from core.governance.execution import Executor, RunReport
-from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from core.governance.kinds import GovernanceReceipt
 from core.receipts.base import ReceiptQuery, ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt
+from core.receipts.registry import GovernanceReceipt
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import ConfigError
 from core.events import Button, Card, CardKind
 from core.features import AT_START, DEFAULTS, FeatureFlags
-from core.governance.kinds import SwitchReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import SwitchReceipt
 from core.security.tokens import ActionTokens
 
 log = logging.getLogger(__name__)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from core.receipts.base import ReceiptQuery
+from core.receipts.kinds import Role
+from core.receipts.registry import KINDS
 
 
 def filters(query: ReceiptQuery) -> tuple[list[str], list[object]]:
@@ -30,10 +32,10 @@ def page_sql(query: ReceiptQuery, columns: str) -> tuple[str, list[object]]:
 
 
 # A story's root: a receipt that is no one's child and in no quest. Presses are left out:
-# what a press decides is recorded in the quest it belongs to.
-ROOT_WHERE = (
-    "parent_id IS NULL AND quest_id IS NULL AND action_type NOT IN ('button', 'button_refused')"
-)
+# what a press decides is recorded in the quest it belongs to. (Kind names are lowercase
+# words, checked by the registry: safe to spell in SQL.)
+PRESSES = ", ".join(f"'{name}'" for name in KINDS.having(Role.PRESS))
+ROOT_WHERE = f"parent_id IS NULL AND quest_id IS NULL AND action_type NOT IN ({PRESSES})"
 
 
 def roots_sql(columns: str) -> str:
@@ -52,6 +54,17 @@ def members_sql(columns: str) -> str:
         " row_number() OVER (quest ORDER BY seq) AS n FROM receipts"
         " WHERE quest_id IN (SELECT value FROM json_each(?))"
         " WINDOW quest AS (PARTITION BY quest_id)) WHERE n <= ? ORDER BY seq"
+    )
+
+
+def undos_sql(columns: str) -> str:
+    """Receipts of the kinds in a JSON array (the first parameter) that name, as their
+    `change` input, one of the change ids in another (the second), oldest first. Read from
+    the kinds' index: undos are few."""
+    return (
+        f"SELECT {columns} FROM receipts WHERE action_type IN (SELECT value FROM json_each(?))"
+        " AND CASE WHEN json_valid(inputs) THEN json_extract(inputs, '$.change') END"
+        " IN (SELECT value FROM json_each(?)) ORDER BY seq"
     )
 
 

@@ -14,6 +14,7 @@ import aiosqlite
 from core.receipts.base import ReceiptPage, ReceiptQuery, Story, StoryPage
 from core.receipts.chain import Row
 from core.receipts.fts import fts_expression
+from core.receipts.kinds import Role
 from core.receipts.model import GENESIS_HASH, StoredReceipt
 from core.receipts.query import (
     by_ids_sql,
@@ -24,7 +25,9 @@ from core.receipts.query import (
     passing_range_sql,
     passing_sql,
     roots_sql,
+    undos_sql,
 )
+from core.receipts.registry import KINDS
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 
@@ -39,6 +42,8 @@ SEARCH_MAX_SCAN = 20_000
 # root: the page ends short, with a cursor to go on from), and shows this many of each quest.
 STORY_SCAN = 20_000
 MEMBERS_SHOWN = 30
+# Where a receipt names the change it made (an Undo names it as its `change` input).
+CHANGE_NAMED_BY = (("inputs", "dry_run"), ("outputs", "change"))
 
 # Distinct action types by hopping through the index: cheap at any ledger size.
 ACTION_TYPES_SQL = """
@@ -173,7 +178,29 @@ class LedgerReader:
         stories = tuple(
             Story(root, tuple(members.get(root.id, ())), sizes.get(root.id, 0)) for root in roots
         )
-        return StoryPage(stories, cursor)
+        return StoryPage(await self._with_undos(stories), cursor)
+
+    async def _with_undos(self, stories: tuple[Story, ...]) -> tuple[Story, ...]:
+        """Each story with the undos (done or refused) of the changes it made. An undo's
+        parent is the press of an Undo button, later and in no quest; it names the change,
+        which the request's dry run (or its tool run) named."""
+        made = {story.root.id: changes_made(story.members) for story in stories}
+        wanted = sorted(set().union(*made.values()))
+        if not wanted:
+            return stories
+        kinds = json.dumps(KINDS.having(Role.UNDO))
+        undos = [
+            (undo, _key(undo.decoded("inputs"), "change"))
+            for undo in await self.fetch(undos_sql(COLUMNS), (kinds, json.dumps(wanted)))
+        ]
+        linked = []
+        for story in stories:
+            own = [undo for undo, change in undos if change in made[story.root.id]]
+            if own:
+                members = tuple(sorted((*story.members, *own), key=lambda r: r.seq))
+                story = Story(story.root, members, story.size + len(own))
+            linked.append(story)
+        return tuple(linked)
 
     async def count_matching(self, text: str, cap: int) -> int:
         """How many receipts contain the words of `text`, up to `cap` + 1."""
@@ -196,3 +223,21 @@ class LedgerReader:
 
     async def _by_seqs(self, seqs: list[int]) -> list[StoredReceipt]:
         return await self.fetch(by_seqs_sql(COLUMNS), [json.dumps(seqs)]) if seqs else []
+
+
+def changes_made(members: Sequence[StoredReceipt]) -> set[str]:
+    """The ids of the changes these receipts made, which Undo names: a dry run's id (its
+    `dry_run` input, applied after it) or a change applied at once (a tool run's `change`
+    output). Parsed only where the key is in the text: most receipts name none."""
+    found: set[str] = set()
+    for member in members:
+        for column, key in CHANGE_NAMED_BY:
+            if f'"{key}"' in getattr(member, column):
+                value = _key(member.decoded(column), key)
+                if isinstance(value, str):
+                    found.add(value)
+    return found
+
+
+def _key(value: object, key: str) -> object:
+    return value.get(key) if isinstance(value, dict) else None

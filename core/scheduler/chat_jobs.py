@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from core.bus import Bus
 from core.clock import WallClock
 from core.events import Card, CardKind, Inbound
-from core.governance.kinds import JobReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
+from core.receipts.registry import JobReceipt
 from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
 from core.scheduler.job import ApprovalAsker, JobContext

@@ -13,9 +13,9 @@ from core.bus import Bus
 from core.clock import WallClock
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind, Inbound
-from core.governance.kinds import JobReceipt
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import JobReceipt
 from core.scheduler.chat_jobs import (
     REMINDER,
     TASK,

@@ -9,10 +9,10 @@ from typing import Any
 
 from core.errors import LancelotError
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
-from core.governance.kinds import GovernanceReceipt
 from core.governance.policy import Decision
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.receipts.registry import GovernanceReceipt
 from core.skills.api import ActionOutcome, ActionStatus, SkillFailed, ToolAction
 from core.skills.manifest import SkillManifest, check_type, tier_rank
 from core.skills.permissions import Permission, capabilities_of, permission_for

@@ -314,16 +314,16 @@ async def test_the_list_filters_by_type_and_status(signed_in: Client, ledger: Sq
         ledger,
         Receipt("command", "ok-command"),
         Receipt("command", "bad-command", status=ReceiptStatus.FAILURE),
-        Receipt("llm", "bad-llm", status=ReceiptStatus.FAILURE),
-        Receipt("tool", "ok-tool"),
+        Receipt("router_decision", "bad-llm", status=ReceiptStatus.FAILURE),
+        Receipt("tool_run", "ok-tool"),
     )
     assert names(await page(signed_in, type="command")) == ["bad-command", "ok-command"]
     assert names(await page(signed_in, status="failure")) == ["bad-llm", "bad-command"]
     assert names(await page(signed_in, type="command", status="failure")) == ["bad-command"]
-    menu = await page(signed_in, type="llm")
-    for action_type in ("command", "llm", "tool"):
+    menu = await page(signed_in, type="router_decision")
+    for action_type in ("command", "router_decision", "tool_run"):
         assert f'<option value="{action_type}"' in menu
-    assert '<option value="llm" selected>' in menu
+    assert '<option value="router_decision" selected>' in menu
 
 
 async def test_the_list_searches_text(signed_in: Client, ledger: SqliteLedger) -> None:
@@ -331,10 +331,10 @@ async def test_the_list_searches_text(signed_in: Client, ledger: SqliteLedger) -
         ledger,
         Receipt("command", "run", inputs={"cmd": "ls -la /srv/backups"}),
         Receipt("command", "run2", inputs={"cmd": "df -h"}),
-        Receipt("tool", "fetch", outputs={"text": "nightly backups rotated"}),
+        Receipt("tool_run", "fetch", outputs={"text": "nightly backups rotated"}),
     )
     assert names(await page(signed_in, q="backups")) == ["fetch", "run"]
-    assert names(await page(signed_in, q="backups", type="tool")) == ["fetch"]
+    assert names(await page(signed_in, q="backups", type="tool_run")) == ["fetch"]
     assert names(await page(signed_in, q="nothing-like-this")) == []
     assert "No receipts match" in await page(signed_in, q="zzzz")
 
@@ -358,10 +358,10 @@ async def test_a_search_that_stops_early_says_so_and_goes_on(
     monkeypatch.setattr(reader, "SEARCH_MAX_SCAN", 10)
     await store(
         ledger,
-        Receipt("tool", "old", inputs={"w": "alpha"}),
+        Receipt("tool_run", "old", inputs={"w": "alpha"}),
         *(Receipt("command", f"step{i}", inputs={"w": "alpha"}) for i in range(20)),
     )
-    first = await page(signed_in, type="tool", q="alpha")
+    first = await page(signed_in, type="tool_run", q="alpha")
     assert names(first) == []
     assert "Older » searches further back" in first
     body, link = first, older_link(first)
@@ -388,7 +388,7 @@ async def test_paging_walks_back_without_duplicates_or_gaps(
 
 
 async def test_paging_keeps_the_filters(signed_in: Client, ledger: SqliteLedger) -> None:
-    kinds = ["llm", "command"] * 7
+    kinds = ["router_decision", "command"] * 7
     await store(
         ledger, *(Receipt(k, f"step{i}", inputs={"w": "alpha"}) for i, k in enumerate(kinds))
     )
@@ -415,11 +415,11 @@ async def test_detail_shows_every_field_and_the_chain(
     signed_in: Client, ledger: SqliteLedger
 ) -> None:
     parent = await ledger.append_durable(
-        Receipt("quest", "plan", quest_id="quest-42", inputs={"goal": "tidy"})
+        Receipt("agent_request", "plan", quest_id="quest-42", inputs={"goal": "tidy"})
     )
-    child_a = Receipt("tool", "step-a", parent_id=parent.id, quest_id="quest-42")
+    child_a = Receipt("tool_run", "step-a", parent_id=parent.id, quest_id="quest-42")
     child_b = Receipt(
-        "tool",
+        "tool_run",
         "step-b",
         parent_id=parent.id,
         status=ReceiptStatus.FAILURE,

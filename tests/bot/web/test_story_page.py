@@ -3,6 +3,7 @@ phone's size (390x844): the DOM is checked, not the pixels."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from core.receipts.base import ReceiptQuery
 from tests.fakes.browser import chromium
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
+from tests.fakes.scripted_model import ScriptedRouter, call, final
 
 READ_STORIES = """(() => {
   const stories = [...document.querySelectorAll('li.story')].map(li => {
@@ -177,3 +179,68 @@ async def test_the_detail_page_shows_the_chain_position_and_the_checkpoint(
     assert checkpoint is not None
     after = await browse(lancelot, path)
     assert f"covered by the signed checkpoint <code>{checkpoint.fingerprint}</code>" in after
+
+
+async def test_undo_and_a_refused_undo_are_in_the_story_of_the_change(tmp_path: Path) -> None:
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_WEB_PORT": "0"}
+    model = ScriptedRouter(
+        [
+            call("write_file", path="/workspace/notes.txt", content="a new list\n"),
+            final("I rewrote notes.txt.", [("write_file", "/workspace/notes.txt")]),
+        ]
+    )
+    async with assemble(load_settings(environ=env), models=model) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        notes = app.home / "workspace" / "notes.txt"
+        notes.write_text("the owner's list\n")
+        approval = await say(app, phone, "rewrite notes.txt as a new list")
+        await tap(app, phone, approval, "Approve")
+        await phone.next_card()
+        notes.write_text("edited since\n")  # a later change: Undo must refuse
+        refused = await tap(app, phone, await say(app, phone, "/undo"), "Undo 1")
+        assert refused is not None
+        assert refused.title == "Not undone"
+        notes.write_text("a new list\n")
+        undone = await tap(app, phone, await say(app, phone, "/undo"), "Undo 1")
+        assert undone is not None
+        assert undone.title == "Undone"
+        await app.ledger.flush()
+        link = f"{app.web_url}/receipts?t={await app.viewer.issue_link()}"
+        async with chromium(tmp_path / "profile") as page:
+            await page.phone(390, 844)
+            await page.open(link, lands_on="/receipts")
+            seen: dict[str, Any] = await page.evaluate(READ_STORIES)
+
+    story = next(s for s in seen["stories"] if "rewrite notes.txt" in s["summary"])
+    assert story["summary"].endswith(" · undone")
+    assert story["summary"].startswith("success ")  # a refused undo is its own line's failure
+    assert "refused undo refused: these files changed after it: notes.txt" in story["lines"]
+    assert any(line.startswith("success undone: ") for line in story["lines"])
+    assert notes.read_text() == "the owner's list\n"
+
+
+async def test_a_withdrawn_approval_says_so_in_its_request(tmp_path: Path) -> None:
+    env = {"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_WEB_PORT": "0"}
+    model = ScriptedRouter(
+        [
+            call("delete_file", path="/workspace/old.txt"),
+            final("I deleted old.txt.", [("delete_file", "/workspace/old.txt")]),
+        ]
+    )
+    async with assemble(load_settings(environ=env), models=model) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        (app.home / "workspace" / "old.txt").write_text("bye\n")
+        approval = await say(app, phone, "delete old.txt")
+        assert [b.label for b in approval.buttons] == ["Approve", "Deny"]
+        await say(app, phone, "/stop")
+        denied = ReceiptQuery(action_type="approval_denied")
+        async with asyncio.timeout(10):
+            while not (await app.ledger.page(denied)).receipts:  # noqa: ASYNC110 (no event to await)
+                await asyncio.sleep(0.02)
+        text = await browse(app, "/receipts")
+
+    story = next(s for s in text.split('<li class="story"')[1:] if "delete old.txt" in s)
+    assert "denied (withdrawn: owner stopped the request via memory)" in story
+    assert (app.home / "workspace" / "old.txt").exists()

@@ -83,7 +83,7 @@ async def test_digest_after_a_scripted_day(tmp_path: Path) -> None:
         digest = next(c for _, c in phone.delivered if c.kind is CardKind.DIGEST)
         fields = dict(digest.fields)
         assert fields["Actions by tier"] == "T0 3, T1 1, T2 1"
-        assert fields["Approvals"] == "decided: denied 1, expired 1, granted 1; pending: 1"
+        assert fields["Approvals"] == "decided: approved 1, denied 1, expired 1; pending: 1"
         assert fields["Failures"] == "1"
         assert [h.split()[1] for h in fields["Health"].split(", ")] == ["degraded", "recovered"]
         assert fields["Jobs"] == "nightly missed 1"

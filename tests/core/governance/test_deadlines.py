@@ -12,8 +12,8 @@ import pytest
 
 from bot.app import Lancelot
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
-from core.governance.kinds import GovernanceReceipt
 from core.receipts.base import ReceiptQuery
+from core.receipts.registry import GovernanceReceipt
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 from tests.fakes.workspace import put

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
-from core.governance.kinds import GovernanceReceipt
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt, new_receipt_id
+from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
 from core.tools.file_ops import file_action
 from core.tools.sandbox import DockerEngine

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from bot.app import assemble
 from core.config import load_settings
-from core.governance.kinds import GovernanceReceipt
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
+from core.receipts.registry import GovernanceReceipt
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 from tests.fakes.scripted_model import ScriptedRouter, call, final

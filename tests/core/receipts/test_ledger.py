@@ -59,7 +59,7 @@ async def test_secrets_are_redacted_before_storage(tmp_path: Path) -> None:
     async with SqliteLedger(tmp_path / "ledger.db", redactor=redactor) as ledger:
         await ledger.append_durable(
             Receipt(
-                "tool",
+                "tool_run",
                 "http",
                 inputs={"headers": {"Authorization": "Bearer abcdefghijkl"}, "key": fake_key},
                 outputs=f"used {fake_key} and configured-secret-value",
@@ -127,7 +127,7 @@ async def test_parent_and_quest_chains(tmp_path: Path) -> None:
         root = Receipt("inbound", "message")
         ledger.append(root)
         for name in ("plan", "execute"):
-            ledger.append(Receipt("step", name, parent_id=root.id, quest_id=root.id))
+            ledger.append(Receipt("plan", name, parent_id=root.id, quest_id=root.id))
         await ledger.flush()
         children = await ledger.children(root.id)
         assert [c.action_name for c in children] == ["plan", "execute"]
@@ -138,19 +138,19 @@ async def test_filters_search_and_keyset_paging(tmp_path: Path) -> None:
     async with SqliteLedger(tmp_path / "ledger.db") as ledger:
         for i in range(120):
             status = ReceiptStatus.FAILURE if i % 3 == 0 else ReceiptStatus.SUCCESS
-            kind = "tool" if i % 2 else "command"
+            kind = "tool_run" if i % 2 else "command"
             ledger.append(Receipt(kind, f"n{i}", inputs={"text": f"walrus{i}"}, status=status))
         await ledger.flush_search()
         seen: list[int] = []
-        query = ReceiptQuery(action_type="tool", status="failure", limit=7)
+        query = ReceiptQuery(action_type="tool_run", status="failure", limit=7)
         while True:
             page = await ledger.page(query)
             seen += [r.seq for r in page.receipts]
-            assert all(r.action_type == "tool" and r.status == "failure" for r in page.receipts)
+            assert all(r.action_type == "tool_run" and r.status == "failure" for r in page.receipts)
             if page.next_before_seq is None:
                 break
             query = ReceiptQuery(
-                action_type="tool", status="failure", limit=7, before_seq=page.next_before_seq
+                action_type="tool_run", status="failure", limit=7, before_seq=page.next_before_seq
             )
         assert seen == sorted(seen, reverse=True)
         assert len(seen) == len(set(seen)) == 20
@@ -208,7 +208,7 @@ async def test_each_hash_is_sha256_of_the_previous_hash_and_the_canonical_json(
         for i, duration in enumerate((1.5, 7, None)):
             ledger.append(
                 Receipt(
-                    "tool",
+                    "tool_run",
                     f"naïve-{i}",
                     inputs={"b": [1, 2.5, None, 'ünï\n"q"'], "a": {"z": 1, "y": True}},
                     outputs=f"out {i}",
@@ -270,9 +270,11 @@ async def test_filtered_search_is_bounded_and_resumable(
         rare, wordless = {5, 150, 100, 200, 290}, {100, 200, 290}
         for i in range(300):
             text = "puffin" if i in wordless else "walrus"
-            ledger.append(Receipt("rare" if i in rare else "common", f"n{i}", inputs={"t": text}))
+            ledger.append(
+                Receipt("job_deleted" if i in rare else "tool_call", f"n{i}", inputs={"t": text})
+            )
         await ledger.flush_search()
-        query = ReceiptQuery(text="walrus", action_type="rare")
+        query = ReceiptQuery(text="walrus", action_type="job_deleted")
         first = await ledger.page(query)
         # 100 hits scanned (10, then 40, then 50), none of them rare with the word: a short
         # page and a cursor where the scan stopped.
@@ -285,7 +287,7 @@ async def test_filtered_search_is_bounded_and_resumable(
             page = await ledger.page(replace(query, before_seq=page.next_before_seq))
             names += [r.action_name for r in page.receipts]
         assert names == ["n150", "n5"]
-        common = await ledger.page(ReceiptQuery(text="walrus", action_type="common", limit=60))
+        common = await ledger.page(ReceiptQuery(text="walrus", action_type="tool_call", limit=60))
         expected = [i + 1 for i in range(299, -1, -1) if i not in rare][:60]
         assert [r.seq for r in common.receipts] == expected
         assert common.next_before_seq == expected[-1]
@@ -298,10 +300,10 @@ async def test_data_json_or_utf8_cannot_hold_is_kept_as_text_and_the_ledger_goes
     cycle: dict[str, object] = {}
     cycle["self"] = cycle
     odd = [
-        Receipt("console", "surrogate", inputs={"text": f"caf\udce9 {fake_key}"}),
-        Receipt("console", "name \udcff"),
-        Receipt("tool", "cycle", outputs=cycle),
-        Receipt("tool", "nan", duration_ms=float("nan")),
+        Receipt("inbound", "surrogate", inputs={"text": f"caf\udce9 {fake_key}"}),
+        Receipt("inbound", "name \udcff"),
+        Receipt("tool_run", "cycle", outputs=cycle),
+        Receipt("tool_run", "nan", duration_ms=float("nan")),
     ]
     async with SqliteLedger(tmp_path / "ledger.db") as ledger:
         for receipt in odd:
