@@ -41,7 +41,9 @@ class CapabilityTokens:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (binascii.Error, ValueError):
             raise PolicyDenied("capability-invalid", message="malformed token") from None
-        if len(raw) != 24:
+        # Decoding skips what it cannot read (`~`, spaces, `=`): only the issued spelling counts.
+        spelled = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if len(raw) != 24 or not hmac.compare_digest(spelled, token):
             raise PolicyDenied("capability-invalid", message="malformed token")
         (expires,) = struct.unpack(">Q", raw[:8])
         if not hmac.compare_digest(raw[8:], self._mac(digest, expires)):
