@@ -91,6 +91,11 @@ class ShellEffects:
         )
         self._lock = asyncio.Lock()  # one apply or undo at a time
 
+    @property
+    def engine(self) -> DockerEngine:
+        """The Docker engine its dry runs use (the sandbox shares it)."""
+        return self._engine
+
     async def __aenter__(self) -> ShellEffects:
         await self._journal.open()
         try:
