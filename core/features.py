@@ -136,7 +136,8 @@ def _parse(origin: str, name: str, raw: str) -> bool | None:
     and so is turning off a specification switch Lancelot has no counterpart for."""
     key = canonical(name)
     if key in NO_COUNTERPART:
-        return _no_counterpart(origin, name, key, raw)
+        _no_counterpart(origin, name, key, raw)
+        return None
     if key not in DEFAULTS:
         close = difflib.get_close_matches(key, DEFAULTS, n=1)
         hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
@@ -161,7 +162,6 @@ def _no_counterpart(origin: str, name: str, key: str, raw: str) -> None:
     if not _truth(origin, name, raw):
         raise FeatureError(f"{origin}: {name}=off does nothing in Lancelot: {NO_COUNTERPART[key]}")
     log.info("%s: %s has no counterpart in Lancelot (%s)", origin, name, NO_COUNTERPART[key])
-    return None
 
 
 class FeatureFlags:
