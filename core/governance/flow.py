@@ -55,12 +55,14 @@ class RequestFlow:
         if source not in self.private_from:
             self.private_from.append(source)
 
-    def heard_stranger(self, source: str, text: str) -> None:
-        """A stranger's `text` (from `source`) is in the context."""
+    def heard_stranger(self, source: str, text: str, quotable: bool = True) -> None:
+        """A stranger's `text` (from `source`) is in the context. Only `quotable` text (a
+        page, a search result: nothing private) lends its links to `quoted_from_stranger`."""
         self.labels.add(Label.STRANGER)
         if source not in self.strangers:
             self.strangers.append(source)
-        self.stranger_text.append(text)
+        if quotable:
+            self.stranger_text.append(text)
 
     def observe(self, action: ToolAction, spec: ToolFlow, output: str) -> None:
         """`action` (of flow `spec`) ran and the model will see `output`: the request now
@@ -68,8 +70,8 @@ class RequestFlow:
         labels = spec.reads
         if Label.PRIVATE in labels:
             self.knows_private(_source(action))
-        if Label.STRANGER in labels:
-            self.heard_stranger(_source(action), output)
+        if Label.STRANGER in labels:  # a workspace file's words are private all the same
+            self.heard_stranger(_source(action), output, quotable=Label.PRIVATE not in labels)
 
     def owner_named(self, value: str) -> bool:
         """Whether the owner's typed message names `value` (a path, an address, a query)

