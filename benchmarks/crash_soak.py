@@ -231,7 +231,9 @@ async def soak(args: argparse.Namespace, rng: random.Random) -> None:
         print(f"  /m{n} copies: {copies}")
         calls = [(round(c.at - started, 3), c.status) for c in tg_calls if c.method == "sendMessage"
                  and (f := REPLY.search(str(c.params.get("text", "")))) and int(f.group(1)) == n]  # fmt: skip
-        print(f"    sendMessage at (s, status): {calls}; kills at {[round(k - started, 3) for k in kills]}")
+        print(
+            f"    sendMessage at (s, status): {calls}; kills at {[round(k - started, 3) for k in kills]}"
+        )
     print(f"  sent twice: {len(doubled)}; the kill came {[round(w * 1000, 1) for w in windows]} ms "
           f"after Telegram accepted the first copy; outside the measured window: {len(outside)}")  # fmt: skip
     print(f"  Telegram accepted -> delivered mark queued ({len(gaps)} replies): p50 "
