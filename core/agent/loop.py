@@ -100,6 +100,7 @@ class ToolLoop:
                     asked=quest.asked,
                     ask=asks.ask,
                     ask_if_changes=asks.ask_if_changes,
+                    key=quest.step_key(),
                 )
             )
         except Stopped:
