@@ -7,6 +7,14 @@ APPROVAL_TESTS = (
     "tests/core/governance/test_approval_binding.py",
     "tests/core/governance/test_run_and_approvals.py",
 )
+# The service also wakes the agent that waits (Deny), holds its Stop while an approved
+# change is applied, and keeps the deadline's instant.
+APPROVAL_SERVICE_TESTS = (
+    *APPROVAL_TESTS,
+    "tests/core/governance/test_approval_deadline.py",
+    "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
+    "tests/bot/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -14,7 +22,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/gate.py": (f"{SECURITY}/test_gate.py",),
     "core/security/ratelimit.py": (f"{SECURITY}/test_ratelimit.py",),
     "core/security/owners.py": (f"{SECURITY}/test_pairing.py",),
-    "core/governance/approval_service.py": APPROVAL_TESTS,
+    "core/governance/approval_service.py": APPROVAL_SERVICE_TESTS,
     "core/governance/approval_transitions.py": APPROVAL_TESTS,
 }
 
