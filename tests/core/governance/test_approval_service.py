@@ -1,0 +1,120 @@
+"""The approval service's own promises: a request replayed after a crash gets the approval
+made the first time (its card again while it waits, no second request receipt); whoever waits
+hears the approval's id before its card goes out; a wait cut by a shutdown leaves the question
+open for after the restart; leaving the service stops its alarm clock."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.app import Lancelot
+from core.governance.approvals import Approval, ApprovalState
+from core.governance.execution import RunReport
+from core.runtime.tasks import Supervisor
+from tests.core.governance.service_rig import (
+    cards_with_buttons,
+    deleting,
+    press,
+    requested,
+    service_on,
+    store_of,
+)
+from tests.fakes.channel import MemoryChannel
+
+
+async def test_a_replayed_request_gets_the_first_approval_and_its_card_again(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    service = service_on(app)
+    action, decision = deleting(app, "dir14.txt")
+    first = await service.request(action, decision, "memory", key="update:1")
+    assert (await requested(app), cards_with_buttons(phone)) == (1, 1)
+    # The same update handled again: the same approval, its card sent again (a crash may
+    # have kept the first from going out), and no second request in the ledger.
+    assert await service.request(action, decision, "memory", key="update:1") == first
+    assert (await requested(app), cards_with_buttons(phone)) == (1, 2)
+    # Another update is another question.
+    other = await service.request(action, decision, "memory", key="update:2")
+    assert other != first
+    assert (await requested(app), cards_with_buttons(phone)) == (2, 3)
+
+
+async def test_a_replay_after_the_decision_sends_no_card(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    service = service_on(app)
+    resumed: list[Approval] = []
+
+    async def resume(approval: Approval, report: RunReport) -> None:
+        resumed.append(approval)
+
+    service.when_unwaited(resume)
+    action, decision = deleting(app, "dir15.txt")
+    first = await service.request(action, decision, "memory", key="update:1")
+    approval = await store_of(app).get(first)
+    assert approval is not None
+    await press(service, approval, phone, "deny")
+    assert resumed == []  # nothing ran, so there is no task to pick up
+    sent = cards_with_buttons(phone)
+    assert await service.asked("update:1") == first
+    assert await service.asked("update:never") is None
+    assert cards_with_buttons(phone) == sent  # a decided question is not asked again
+    assert await requested(app) == 1
+
+
+async def test_the_waiter_hears_the_id_before_the_card_goes_out(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    service = service_on(app)
+    heard: list[tuple[str, int]] = []
+
+    async def note(approval_id: str) -> None:
+        heard.append((approval_id, cards_with_buttons(phone)))
+
+    action, decision = deleting(app, "old.txt")
+    waiting = asyncio.create_task(service.request_and_wait(action, decision, "memory", asked=note))
+    await phone.next_card()
+    [(approval_id, cards_then)] = heard
+    assert cards_then == 0
+    approval = await store_of(app).get(approval_id)
+    assert approval is not None
+    await press(service, approval, phone, "deny")
+    settled = await asyncio.wait_for(waiting, 5)
+    assert settled.approval.id == approval_id
+    assert settled.approval.state is ApprovalState.DENIED
+
+
+async def test_a_wait_cut_short_leaves_the_question_to_whoever_picks_the_task_up(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    # A shutdown cancels the waiting task (no Stop): the question stays open, and an Approve
+    # tapped later runs it and hands what ran to the listener that resumes the task.
+    service = service_on(app)
+    resumed: list[tuple[str, str]] = []
+
+    async def resume(approval: Approval, report: RunReport) -> None:
+        resumed.append((approval.id, report.text))
+
+    service.when_unwaited(resume)
+    action, decision = deleting(app, "old.txt")
+    waiting = asyncio.create_task(service.request_and_wait(action, decision, "memory"))
+    await phone.next_card()
+    waiting.cancel()
+    await asyncio.wait([waiting])
+    assert waiting.cancelled()  # cancelled as asked, no error of its own
+    [approval] = await store_of(app).in_states(ApprovalState.PENDING)
+    assert approval.action == action
+    assert resumed == []
+    await press(service, approval, phone, "approve")
+    assert not (app.home / "workspace" / "old.txt").exists()
+    [(approval_id, text)] = resumed
+    assert approval_id == approval.id
+    assert "old.txt" in text
+
+
+async def test_leaving_the_service_stops_its_alarm_clock(app: Lancelot) -> None:
+    tasks = Supervisor()
+    async with service_on(app, tasks=tasks):
+        assert tasks.running == 1  # the loop that expires and reminds
+    assert tasks.running == 0
+    assert tasks.died() == ()
