@@ -12,6 +12,7 @@ from core.governance.approvals import Approval, ApprovalState
 from core.governance.execution import RunReport
 from core.runtime.tasks import Supervisor
 from tests.core.governance.service_rig import (
+    HandClock,
     cards_with_buttons,
     deleting,
     press,
@@ -53,7 +54,10 @@ async def test_a_replay_after_the_decision_sends_no_card(
     first = await service.request(action, decision, "memory", key="update:1")
     approval = await store_of(app).get(first)
     assert approval is not None
-    await press(service, approval, phone, "deny")
+    card = await press(service, approval, phone, "deny")
+    assert card is not None
+    assert card.title == "Denied"
+    assert card.body.splitlines()[-1].startswith("Denied by owner at ")  # and no other note
     assert resumed == []  # nothing ran, so there is no task to pick up
     sent = cards_with_buttons(phone)
     assert await service.asked("update:1") == first
@@ -118,3 +122,41 @@ async def test_leaving_the_service_stops_its_alarm_clock(app: Lancelot) -> None:
         assert tasks.running == 1  # the loop that expires and reminds
     assert tasks.running == 0
     assert tasks.died() == ()
+
+
+async def test_a_restart_expires_what_lapsed_meanwhile_and_finishes_what_was_approved(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    clock = HandClock()
+    service = service_on(app, clock)
+    lapsed = await store_of(app).get(await service.request(*deleting(app, "a.txt"), "memory"))
+    on_time = await store_of(app).get(await service.request(*deleting(app, "b.txt"), "memory"))
+    approved = await store_of(app).get(await service.request(*deleting(app, "c.txt"), "memory"))
+    assert lapsed is not None
+    assert on_time is not None
+    assert approved is not None
+    # c.txt approved, then Lancelot stopped before it ran; it restarts at b.txt's very
+    # deadline, a moment after a.txt's.
+    await app.state.execute(
+        "UPDATE approvals SET state = ? WHERE id = ?", (ApprovalState.APPROVED.value, approved.id)
+    )
+    clock.now = on_time.expires_at
+    await app.state.execute(
+        "UPDATE approvals SET expires_at = ? WHERE id = ?", (clock.now - 0.001, lapsed.id)
+    )
+    await service_on(app, clock).reconcile()
+    states = {a.id: a.state for a in [lapsed, on_time, approved]}
+    for approval_id in states:
+        settled = await store_of(app).get(approval_id)
+        assert settled is not None
+        states[approval_id] = settled.state
+    assert states == {
+        lapsed.id: ApprovalState.EXPIRED,
+        on_time.id: ApprovalState.PENDING,
+        approved.id: ApprovalState.EXECUTED,
+    }
+    assert not (app.home / "workspace" / "c.txt").exists()
+    edited = {card.correlation_id: card.title for _, card in phone.edits}
+    assert edited[lapsed.card_id] == "Expired"
+    assert edited[approved.card_id] == "Executed"
+    assert on_time.card_id not in edited
