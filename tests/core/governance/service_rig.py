@@ -39,9 +39,13 @@ def store_of(app: Lancelot) -> ApprovalStore:
 
 
 def service_on(
-    app: Lancelot, clock: HandClock | None = None, tasks: Supervisor | None = None
+    app: Lancelot,
+    clock: HandClock | None = None,
+    tasks: Supervisor | None = None,
+    remind_after: float | None = None,
 ) -> ApprovalService:
-    """An approval service on the app's parts (a 60-second deadline), timed by `clock`."""
+    """An approval service on the app's parts (a 60-second deadline; a reminder
+    `remind_after` seconds after the request, if given), timed by `clock`."""
     kit = app.governance
     assert kit is not None
     executor = Executor(kit.policy, kit.tools, app.ledger)
@@ -53,6 +57,7 @@ def service_on(
         executor,
         lambda: 60.0,
         clock or HandClock(),
+        lambda: remind_after,
         tasks=tasks,
     )
 

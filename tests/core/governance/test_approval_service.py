@@ -160,3 +160,18 @@ async def test_a_restart_expires_what_lapsed_meanwhile_and_finishes_what_was_app
     assert edited[lapsed.card_id] == "Expired"
     assert edited[approved.card_id] == "Executed"
     assert on_time.card_id not in edited
+
+
+async def test_an_undecided_approval_is_reminded_once_however_often_the_clock_looks(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    clock = HandClock()
+    async with service_on(app, clock, remind_after=10.0) as service:
+        waiting = await store_of(app).get(await service.request(*deleting(app, "a.txt"), "m"))
+        assert waiting is not None
+        clock.now = waiting.created_at + 10.0  # its reminder is due; the others' are not
+        for name in ("b.txt", "c.txt", "d.txt"):  # each new approval wakes the alarm clock
+            await service.request(*deleting(app, name), "memory")
+            await asyncio.sleep(0.2)
+    reminders = [c for _, c in phone.delivered if c.title.startswith("Reminder:")]
+    assert [c.correlation_id for c in reminders] == [waiting.card_id]
