@@ -132,6 +132,11 @@ async def test_a_restart_expires_what_lapsed_meanwhile_and_finishes_what_was_app
     lapsed = await store_of(app).get(await service.request(*deleting(app, "a.txt"), "memory"))
     on_time = await store_of(app).get(await service.request(*deleting(app, "b.txt"), "memory"))
     approved = await store_of(app).get(await service.request(*deleting(app, "c.txt"), "memory"))
+    running = await store_of(app).get(await service.request(*deleting(app, "d.txt"), "memory"))
+    assert running is not None
+    await app.state.execute(  # d.txt was being deleted when Lancelot stopped
+        "UPDATE approvals SET state = ? WHERE id = ?", (ApprovalState.EXECUTING.value, running.id)
+    )
     assert lapsed is not None
     assert on_time is not None
     assert approved is not None
@@ -145,7 +150,7 @@ async def test_a_restart_expires_what_lapsed_meanwhile_and_finishes_what_was_app
         "UPDATE approvals SET expires_at = ? WHERE id = ?", (clock.now - 0.001, lapsed.id)
     )
     await service_on(app, clock).reconcile()
-    states = {a.id: a.state for a in [lapsed, on_time, approved]}
+    states = {a.id: a.state for a in [lapsed, on_time, approved, running]}
     for approval_id in states:
         settled = await store_of(app).get(approval_id)
         assert settled is not None
@@ -154,11 +159,13 @@ async def test_a_restart_expires_what_lapsed_meanwhile_and_finishes_what_was_app
         lapsed.id: ApprovalState.EXPIRED,
         on_time.id: ApprovalState.PENDING,
         approved.id: ApprovalState.EXECUTED,
+        running.id: ApprovalState.INTERRUPTED,  # never run again
     }
     assert not (app.home / "workspace" / "c.txt").exists()
     edited = {card.correlation_id: card.title for _, card in phone.edits}
     assert edited[lapsed.card_id] == "Expired"
     assert edited[approved.card_id] == "Executed"
+    assert edited[running.card_id] == "Interrupted"
     assert on_time.card_id not in edited
 
 
@@ -175,3 +182,20 @@ async def test_an_undecided_approval_is_reminded_once_however_often_the_clock_lo
             await asyncio.sleep(0.2)
     reminders = [c for _, c in phone.delivered if c.title.startswith("Reminder:")]
     assert [c.correlation_id for c in reminders] == [waiting.card_id]
+
+
+async def test_whoever_waits_hears_when_the_approval_lapses(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    clock = HandClock()
+    service = service_on(app, clock)
+    action, decision = deleting(app, "old.txt")
+    waiting = asyncio.create_task(service.request_and_wait(action, decision, "memory"))
+    await phone.next_card()
+    [approval] = await store_of(app).in_states(ApprovalState.PENDING)
+    clock.now = approval.expires_at + 1
+    await press(service, approval, phone, "approve")  # too late: it lapses instead
+    settled = await asyncio.wait_for(waiting, 5)
+    assert settled.approval.state is ApprovalState.EXPIRED
+    assert settled.report is None
+    assert (app.home / "workspace" / "old.txt").exists()
