@@ -44,7 +44,7 @@ sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != H
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from bot.app import assemble  # noqa: E402
-from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
+from bot.channels.telegram import TelegramTuning, attach_telegram  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from core.errors import DeliveryDeferred  # noqa: E402
 from core.events import Card, CardKind  # noqa: E402

@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp
 
 from bot.app import assemble
-from bot.gchat import attach_gchat, gchat_endpoint, render
-from bot.gchat.certs import CertCache
-from bot.gchat.verify import RequestVerifier
+from bot.channels.gchat import attach_gchat, gchat_endpoint, render
+from bot.channels.gchat.certs import CertCache
+from bot.channels.gchat.verify import RequestVerifier
 from core.config import load_settings
 from core.delivery.outbox import DeliveryPolicy
 from core.events import Card, CardKind

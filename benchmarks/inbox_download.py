@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bot.app import assemble  # noqa: E402
-from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
+from bot.channels.telegram import TelegramTuning, attach_telegram  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram  # noqa: E402
 

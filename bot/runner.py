@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bot.app import Lancelot, assemble
-from bot.console.channel import ConsoleChannel, stdin_reader
+from bot.channels.console.channel import ConsoleChannel, stdin_reader
 from bot.pairing import OwnerBook
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
@@ -22,7 +22,7 @@ from core.runtime.heap import freeze_startup_heap
 from core.security.pairing import PairingLimits
 
 if TYPE_CHECKING:
-    from bot.gchat.setup import GchatWiring
+    from bot.channels.gchat.setup import GchatWiring
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _gchat_wiring(settings: Settings) -> GchatWiring | None:
     if not (settings.gchat.audience or settings.gchat.webhook_url is not None):
         return None
     # google-auth and its transport take a moment to import: only when Google Chat is on.
-    from bot.gchat.setup import GchatWiring
+    from bot.channels.gchat.setup import GchatWiring
 
     return GchatWiring(settings)
 
@@ -105,7 +105,7 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
     telegram = settings.telegram.bot_token is not None and not chat
     if telegram:
         # python-telegram-bot and httpx take a second to import: only when Telegram is on.
-        from bot.telegram import attach_telegram, webhook_endpoint
+        from bot.channels.telegram import attach_telegram, webhook_endpoint
     hook = webhook_endpoint(settings) if telegram else None
     routes = hook.routes() if hook is not None else []
     gchat = None if chat else _gchat_wiring(settings)
