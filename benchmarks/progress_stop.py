@@ -42,7 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bot.app import Lancelot, assemble  # noqa: E402
-from bot.channels.telegram import attach_telegram  # noqa: E402
+from bot.channels.telegram.setup import attach_telegram  # noqa: E402
+from bot.pairing import OwnerBook  # noqa: E402
 from core.agent.quest import AgentLimits  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.delivery.outbox import DeliveryPolicy  # noqa: E402
@@ -85,7 +86,11 @@ async def running(settings: Settings, model: ModelRouter, turns: int) -> AsyncIt
     """Lancelot on the fake Bot API, paced as in production, allowed `turns` model turns."""
     limits = AgentLimits(max_iterations=turns)
     async with assemble(settings, delivery=PRODUCTION, models=model, agent_limits=limits) as app:
-        await attach_telegram(app, tuning=TUNING)
+        await attach_telegram(
+            app,
+            tuning=TUNING,
+            owners=OwnerBook(app.settings, app.home, channels=list(app.channels)),
+        )
         app.health.mark_ready()
         yield app
 

@@ -1,1 +1,2 @@
-"""The console channel: Lancelot in a terminal."""
+"""The console channel: Lancelot in a terminal; its descriptor is
+`bot.channels.console.spec.CONSOLE`."""

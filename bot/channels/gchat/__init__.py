@@ -1,7 +1,4 @@
-"""The Google Chat channel: a verified app endpoint, cardsV2 with buttons, asynchronous push."""
+"""The Google Chat channel: a verified app endpoint, cardsV2 with buttons, asynchronous push;
+its descriptor is `bot.channels.gchat.spec.GCHAT`."""
 
-from bot.channels.gchat.channel import GchatChannel
-from bot.channels.gchat.endpoint import GchatEndpoint
-from bot.channels.gchat.setup import attach_gchat, gchat_endpoint, gchat_wanted
-
-__all__ = ["GchatChannel", "GchatEndpoint", "attach_gchat", "gchat_endpoint", "gchat_wanted"]
+NAME = "gchat"  # the channel's name on the bus, in receipts and in owners.json

@@ -23,10 +23,10 @@ from typing import Any, Self
 
 import aiohttp
 
-from bot.channels.gchat import render
+from bot.channels.gchat import NAME, render
 from bot.channels.gchat.certs import CertCache
 from bot.channels.gchat.endpoint import GchatEndpoint
-from bot.channels.gchat.events import NAME, ChatEvent, EventFormat, EventKind
+from bot.channels.gchat.events import ChatEvent, EventFormat, EventKind
 from bot.channels.gchat.exchanges import Exchanges
 from bot.channels.gchat.health import PushHealth, certificates_reason
 from bot.channels.gchat.push import ChatApi, Thread, WebhookPush, load_credentials

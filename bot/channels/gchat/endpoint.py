@@ -15,7 +15,8 @@ from typing import Protocol
 
 from aiohttp import web
 
-from bot.channels.gchat.events import NAME, ChatEvent, EventKind, MalformedEvent, parse_event
+from bot.channels.gchat import NAME
+from bot.channels.gchat.events import ChatEvent, EventKind, MalformedEvent, parse_event
 from bot.channels.gchat.replies import Reply, answer
 from bot.channels.gchat.verify import Unverified
 from core.errors import ProviderUnavailable

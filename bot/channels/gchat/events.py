@@ -15,8 +15,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.events import FileKind, FileOffer
 
-NAME = "gchat"
-
 
 class EventFormat(StrEnum):
     """Which of Google's two event formats a request used (its answer must use the same)."""

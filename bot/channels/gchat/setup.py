@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aiohttp import web
-
+from bot.channels.gchat import NAME
 from bot.channels.gchat.channel import GchatChannel, action_url_for
 from bot.channels.gchat.endpoint import PATH, GchatEndpoint
-from bot.channels.gchat.events import NAME
 from bot.pairing import OwnerBook
 from core.config import Settings
 from core.errors import ConfigError
@@ -18,12 +16,6 @@ if TYPE_CHECKING:
     from bot.kernel import Kernel
 
 
-def gchat_wanted(settings: Settings) -> bool:
-    """The channel runs with an endpoint (GCHAT_AUDIENCE; with GCHAT_OWNER_EMAIL, or pairing
-    without it), or push-only with GCHAT_WEBHOOK_URL."""
-    return bool(settings.gchat.audience) or settings.gchat.webhook_url is not None
-
-
 def gchat_endpoint(settings: Settings) -> GchatEndpoint | None:
     """The route to give `assemble(routes=...)` when the endpoint is enabled (the web app's
     routes are fixed once it starts, so this comes before the channel)."""
@@ -31,7 +23,7 @@ def gchat_endpoint(settings: Settings) -> GchatEndpoint | None:
 
 
 async def attach_gchat(
-    app: Kernel, *, endpoint: GchatEndpoint | None = None, owners: OwnerBook | None = None
+    app: Kernel, *, endpoint: GchatEndpoint | None = None, owners: OwnerBook
 ) -> GchatChannel:
     """Start the Google Chat channel on `app`, with durable delivery through the outbox. With
     an endpoint but no owner in the settings or paired before (`owners`), it starts pairing.
@@ -40,9 +32,9 @@ async def attach_gchat(
     file cannot be used.
     """
     settings = app.settings
-    book = owners or OwnerBook(settings, app.home)
+    book = owners
     app.status_fields.setdefault("Owner", book.describe)
-    owner = book.gchat_email()
+    owner = next(iter(book.owner_ids(NAME)), "")
     pairing = None
     if settings.gchat.audience and not owner:
         pairing = book.open(NAME, ledger=app.ledger, tasks=app.tasks)
@@ -67,19 +59,3 @@ async def attach_gchat(
     # No last-receive watchdog as Telegram has: Chat calls only when the owner writes.
     app.health.register("gchat", channel.health)
     return channel
-
-
-class GchatWiring:
-    """The runner's one handle on Google Chat: the route before the web app starts, the
-    channel after."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.endpoint = gchat_endpoint(settings)
-
-    def routes(self) -> list[web.RouteDef]:
-        """Routes for `assemble(routes=...)`."""
-        return self.endpoint.routes() if self.endpoint is not None else []
-
-    async def attach(self, app: Kernel, owners: OwnerBook | None = None) -> GchatChannel:
-        """Start the channel on the assembled app."""
-        return await attach_gchat(app, endpoint=self.endpoint, owners=owners)

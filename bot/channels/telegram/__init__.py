@@ -1,4 +1,5 @@
-"""The Telegram channel (python-telegram-bot v22, long polling or webhook)."""
+"""The Telegram channel (python-telegram-bot v22, long polling or webhook); its descriptor is
+`bot.channels.telegram.spec.TELEGRAM`."""
 
 import os
 
@@ -6,8 +7,4 @@ import os
 # otherwise reading them warns. Set before any of them is read.
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
-from bot.channels.telegram.application import TelegramTuning
-from bot.channels.telegram.channel import TelegramChannel
-from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
-
-__all__ = ["TelegramChannel", "TelegramTuning", "attach_telegram", "webhook_endpoint"]
+NAME = "telegram"  # the channel's name on the bus, in receipts and in owners.json

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from telegram import Bot, Update
 
-from bot.channels.telegram.incoming import NAME
+from bot.channels.telegram import NAME
 from core.delivery.inbox import Kept, UpdateInbox
 
 log = logging.getLogger(__name__)

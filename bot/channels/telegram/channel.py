@@ -24,10 +24,10 @@ from telegram import BotCommand, Update
 from telegram.constants import ChatAction
 from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
 
+from bot.channels.telegram import NAME
 from bot.channels.telegram.application import TelegramTuning, build_application
 from bot.channels.telegram.arrivals import Arrivals
 from bot.channels.telegram.files import download, upload
-from bot.channels.telegram.incoming import NAME
 from bot.channels.telegram.poller import ALLOWED_UPDATES, Poller
 from bot.channels.telegram.presses import PressAnswers
 from bot.channels.telegram.render import chunks, edit_chunk_of, keyboard

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from telegram import Message, User
 
+from bot.channels.telegram import NAME
 from core.events import FileKind, FileOffer, Inbound, MessageRef
 
-NAME = "telegram"
 EDITED = "an edited message"
 # Kinds Lancelot answers without acting on, by the Message field that holds each.
 _UNTAKEN = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from bot.channels.telegram import NAME
 from bot.channels.telegram.application import TelegramTuning
 from bot.channels.telegram.channel import TelegramChannel, WebhookMode
-from bot.channels.telegram.incoming import NAME
 from bot.channels.telegram.webhook import WebhookEndpoint, webhook_path, webhook_secret
 from bot.home import load_secret
 from bot.pairing import OwnerBook
@@ -36,7 +36,7 @@ async def attach_telegram(
     *,
     webhook: WebhookEndpoint | None = None,
     tuning: TelegramTuning | None = None,
-    owners: OwnerBook | None = None,
+    owners: OwnerBook,
 ) -> TelegramChannel:
     """Start the Telegram channel on `app`: durable delivery, health check, webhook or polling.
     With no owner in the settings or paired before (`owners`), it starts pairing.
@@ -44,9 +44,9 @@ async def attach_telegram(
     Raises ConfigError when the token is rejected or webhook mode cannot work here.
     """
     settings = app.settings.telegram
-    book = owners or OwnerBook(app.settings, app.home)
+    book = owners
     app.status_fields.setdefault("Owner", book.describe)
-    known = book.telegram_ids()
+    known = tuple(int(owner) for owner in book.owner_ids(NAME))
     pairing = None if known else book.open(NAME, ledger=app.ledger, tasks=app.tasks)
     mode = None
     if settings.webhook_url:

@@ -15,7 +15,8 @@ from dataclasses import replace
 
 from telegram import CallbackQuery, Message, Update, User
 
-from bot.channels.telegram.incoming import NAME, inbound
+from bot.channels.telegram import NAME
+from bot.channels.telegram.incoming import inbound
 from bot.channels.telegram.presses import PressAnswers
 from bot.pairing import PairingGate
 from core.bus import Bus

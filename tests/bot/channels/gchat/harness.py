@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
-from bot.channels.gchat import GchatChannel, attach_gchat, gchat_endpoint
-from bot.channels.telegram import TelegramChannel, attach_telegram, webhook_endpoint
+from bot.channels.gchat.channel import GchatChannel
+from bot.channels.gchat.setup import attach_gchat, gchat_endpoint
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
+from bot.pairing import OwnerBook
 from core.clock import Clock
 from core.commands.registry import CommandRegistry
 from core.config import Settings, load_settings
@@ -102,10 +105,11 @@ async def running(
     async with assemble(
         settings, routes=routes, delivery=QUICK, register=register, clock=clock
     ) as app:
+        owners = OwnerBook(app.settings, app.home, channels=list(app.channels))
         telegram = None
         if tg is not None:
-            telegram = await attach_telegram(app, webhook=hook, tuning=TUNING)
-        channel = await attach_gchat(app, endpoint=endpoint)
+            telegram = await attach_telegram(app, webhook=hook, tuning=TUNING, owners=owners)
+        channel = await attach_gchat(app, endpoint=endpoint, owners=owners)
         app.health.mark_ready()
         url = f"{app.web_url}/gchat/events"
         audience = settings.gchat.audience or PROJECT_NUMBER

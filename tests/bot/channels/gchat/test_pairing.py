@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
-from bot.channels.gchat import attach_gchat, gchat_endpoint
+from bot.channels.gchat.setup import attach_gchat, gchat_endpoint
 from bot.runner import owner_book
 from core.config import Settings
 from tests.bot.channels.telegram.harness import QUICK

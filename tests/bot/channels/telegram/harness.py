@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import Lancelot, assemble
-from bot.channels.telegram import TelegramChannel, TelegramTuning, attach_telegram, webhook_endpoint
+from bot.channels.telegram.application import TelegramTuning
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
+from bot.pairing import OwnerBook
 from core.clock import Clock
 from core.commands.registry import CommandRegistry
 from core.config import Settings, load_settings
@@ -114,7 +117,8 @@ async def running(
         models=models,
         register=register,
     ) as app:
-        channel = await attach_telegram(app, webhook=hook, tuning=tuning)
+        owners = OwnerBook(app.settings, app.home, channels=list(app.channels))
+        channel = await attach_telegram(app, webhook=hook, tuning=tuning, owners=owners)
         app.health.mark_ready()
         yield Running(app, channel, tg)
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.app import Lancelot, assemble
-from bot.channels.telegram import attach_telegram, webhook_endpoint
+from bot.channels.registry import CHANNELS
+from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
 from bot.pairing import OwnerBook
 from bot.runner import owner_book
 from core.config import Settings, load_settings
@@ -216,7 +217,7 @@ def test_status_names_a_few_configured_owners_and_counts_the_rest(tmp_path: Path
         settings = load_settings(
             environ={"LANCELOT_HOME": str(tmp_path), "TELEGRAM_OWNER_ID": owners}
         )
-        return OwnerBook(settings, tmp_path).describe()
+        return OwnerBook(settings, tmp_path, channels=list(CHANNELS)).describe()
 
     assert described("1001,1002") == "Telegram: 1001, 1002 (from settings)"
     many = ",".join(str(1000 + i) for i in range(3000))
