@@ -73,30 +73,63 @@ def _switches(settings: Settings, config: Path | None) -> FeatureFlags:
     return owner_switches(settings.home, path)
 
 
+def no_channel_warning(channels: ChannelRegistry) -> str:
+    """What to set to turn a channel on, for each registered channel, when none is."""
+    hints = "; ".join(f"{spec.label}: {spec.setup_hint}" for spec in channels if spec.setup_hint)
+    return (
+        "no channel configured and no terminal attached: serving the web app only; "
+        f"to talk to Lancelot, {hints or 'register a channel'}; or run `lancelot chat`"
+    )
+
+
+async def _attach_channels(
+    app: Lancelot, wirings: list[ChannelWiring], *, chat: bool, receiving: bool
+) -> Channel | None:
+    """Start the configured channels, then the terminal's when it is wanted (`chat`, or
+    `run` with a terminal and no other channel that receives); returns the terminal's."""
+    owners = owner_book(app)
+    for wiring in wirings:
+        await wiring.attach(app, owners)
+    terminal = app.channels.terminal
+    if terminal is None or not (chat or (not receiving and sys.stdin.isatty())):
+        return None
+    return await terminal.wiring(app.settings).attach(app, owners)
+
+
+async def _until_stopped(app: Lancelot, stop: asyncio.Event, console: Channel | None) -> None:
+    """Wait for `stop`, or the end of the console's input (then let the replies to what was
+    typed go out first)."""
+    ended = end_of_input(console)
+    waiters = [asyncio.create_task(stop.wait())]
+    if ended is not None:
+        waiters.append(asyncio.create_task(ended.wait()))
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in waiters:
+        waiter.cancel()
+    if ended is not None and ended.is_set():
+        await app.drain()
+
+
 async def serve(
     settings: Settings,
     *,
     mode: str,
     config: Path | None = None,
     channels: ChannelRegistry = CHANNELS,
+    stop: asyncio.Event | None = None,
 ) -> int:
     """`run`: every configured channel. `chat`: the console conversation until end of input.
-    `config` is the settings file the switches are read from again on SIGHUP."""
+    `config` is the settings file the switches are read from again on SIGHUP; `stop`, set
+    by SIGTERM or SIGINT, may also be set by the caller (an embedding program, a test)."""
     features = _switches(settings, config)
-    stop = asyncio.Event()
+    stop = stop or asyncio.Event()
     _install_signals(stop, features)
     chat = mode == "chat"
     wirings = [] if chat else _wirings(settings, channels)
     receiving = any(wiring.receives for wiring in wirings)
     routes = [route for wiring in wirings for route in wiring.routes()]
     async with assemble(settings, features=features, routes=routes, channels=channels) as app:
-        owners = owner_book(app)
-        for wiring in wirings:
-            await wiring.attach(app, owners)
-        console: Channel | None = None
-        terminal = channels.terminal
-        if terminal is not None and (chat or (not receiving and sys.stdin.isatty())):
-            console = await terminal.wiring(settings).attach(app, owners)
+        console = await _attach_channels(app, wirings, chat=chat, receiving=receiving)
         if not chat:  # what `lancelot watchdog` reads; its last beat says a clean stop
             every = settings.watchdog.heartbeat_seconds
             await app.stack.enter_async_context(HeartbeatWriter(app.home, every, app.tasks))
@@ -105,19 +138,6 @@ async def serve(
         if app.web_port is not None:
             log.info("Lancelot ready; web app on %s", app.web_url)
         if not chat and console is None and not receiving:
-            log.warning(
-                "no channel configured and no terminal attached: serving the web app only; "
-                "set TELEGRAM_BOT_TOKEN (then send the bot the pairing code printed here), "
-                "or run `lancelot chat`"
-            )
-        ended = end_of_input(console)
-        waiters = [asyncio.create_task(stop.wait())]
-        if ended is not None:
-            waiters.append(asyncio.create_task(ended.wait()))
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in waiters:
-            waiter.cancel()
-        if ended is not None and ended.is_set():
-            # End of input: let replies to what was typed go out before stopping.
-            await app.drain()
+            log.warning(no_channel_warning(channels))
+        await _until_stopped(app, stop, console)
     return 0

@@ -14,6 +14,7 @@ from bot.channels.registry import CHANNELS
 from bot.doctor.runner import checks
 from bot.pair_cli import run_pair
 from bot.pairing import OwnerBook
+from bot.runner import no_channel_warning
 from core.config import load_settings
 from tests.bot.channels.fake_channel import FakeSettings, fake_spec
 
@@ -48,3 +49,11 @@ async def test_the_doctor_runs_its_check(tmp_path: Path) -> None:
 def test_a_name_registered_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="channel name used twice: telegram"):
         CHANNELS.with_channel(next(spec for spec in CHANNELS if spec.name == "telegram"))
+
+
+def test_the_no_channel_warning_says_what_each_channel_needs() -> None:
+    registry = CHANNELS.with_channel(fake_spec(FakeSettings()))
+    warning = no_channel_warning(registry)
+    assert "Telegram: set TELEGRAM_BOT_TOKEN" in warning
+    assert "Google Chat: set GCHAT_AUDIENCE" in warning
+    assert "Fake: set the fake token" in warning
