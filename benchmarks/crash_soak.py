@@ -50,7 +50,9 @@ os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from benchmarks.soak_presses import Presses, in_window, kill_after  # noqa: E402
 from bot.app import assemble  # noqa: E402
-from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
+from bot.channels.telegram.application import TelegramTuning  # noqa: E402
+from bot.channels.telegram.setup import attach_telegram  # noqa: E402
+from bot.pairing import OwnerBook  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from core.errors import DeliveryDeferred  # noqa: E402
 from core.events import Card, CardKind  # noqa: E402
@@ -257,7 +259,11 @@ async def outage(args: argparse.Namespace) -> None:
             }
         )
         async with assemble(settings) as app:
-            await attach_telegram(app, tuning=TelegramTuning(poll_timeout=10, verify_tls=False))
+            await attach_telegram(
+                app,
+                tuning=TelegramTuning(poll_timeout=10, verify_tls=False),
+                owners=OwnerBook(app.settings, app.home, channels=list(app.channels)),
+            )
             await tg.wait_for(lambda: tg.is_polling, timeout=30)
             tg.go_down()
             with contextlib.suppress(DeliveryDeferred):

@@ -19,8 +19,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.channels.gchat.doctor import check_gchat
+from bot.channels.registry import CHANNELS
 from bot.doctor.local import check_local_model, check_port
-from bot.doctor.peers import check_clock, check_gchat
+from bot.doctor.peers import check_clock
 from bot.doctor.report import Finding
 from bot.home import home_lock
 from core.config import load_settings
@@ -379,7 +381,7 @@ async def test_a_clock_ten_minutes_off_a_peer_is_named(tmp_path: Path) -> None:
                 "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot",
             }
         )
-        [finding] = await check_clock(settings)
+        [finding] = await check_clock(settings, CHANNELS)
     finally:
         await runner.cleanup()
     seconds, _, rest = finding.detail.partition(" s ahead of ")
