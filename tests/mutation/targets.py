@@ -17,9 +17,9 @@ APPROVAL_SERVICE_TESTS = (
     "tests/core/governance/test_approval_service.py",
     "tests/core/governance/test_deadlines.py::test_an_expiry_loop_that_dies_anyway_is_named_in_health",
     "tests/core/governance/test_soul_and_expiry.py",
-    "tests/bot/telegram/test_progress.py::test_stop_while_an_approval_is_pending_withdraws_it",
+    "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approval_is_pending_withdraws_it",
     "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
-    "tests/bot/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
+    "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
 )
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
