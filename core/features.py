@@ -139,14 +139,29 @@ def _parse(origin: str, name: str, raw: str) -> bool | None:
         _no_counterpart(origin, name, key, raw)
         return None
     if key not in DEFAULTS:
-        close = difflib.get_close_matches(key, DEFAULTS, n=1)
-        hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
-        message = f"{origin}: {name} is not one of Lancelot's switches{hint}"
+        message = f"{origin}: {_unknown(name)}"
         if origin == ENVIRONMENT:
             log.warning("%s (ignored)", message)
             return None
         raise FeatureError(message)
     return _truth(origin, name, raw)
+
+
+def _unknown(name: str) -> str:
+    close = difflib.get_close_matches(canonical(name), DEFAULTS, n=1)
+    hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
+    return f"{name} is not one of Lancelot's switches{hint}"
+
+
+def unknown_switches(environ: Mapping[str, str] | None = None) -> list[str]:
+    """A line for each FEATURE_* variable of the environment that switches nothing here."""
+    env = os.environ if environ is None else environ
+    known = {*DEFAULTS, *NO_COUNTERPART}
+    return [
+        f"{_unknown(name)}; it is ignored"
+        for name in sorted(env)
+        if name.startswith(PREFIX) and canonical(name) not in known
+    ]
 
 
 def _truth(origin: str, name: str, raw: str) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -18,7 +19,7 @@ from bot.doctor.report import Diagnosable, Finding, broken, failed, in_thread, o
 from core.config import Settings, load_settings, unknown_environment
 from core.config.loader import DEFAULT_CONFIG
 from core.errors import ConfigError
-from core.features import FeatureError, owner_switches
+from core.features import FeatureError, owner_switches, unknown_switches
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_BROKEN = 0, 1
@@ -53,7 +54,7 @@ def _settings(config: Path | None) -> tuple[Settings | None, list[Finding]]:
     else:
         off = [name for name, on in switches.snapshot().items() if not on]
         findings.append(ok("switches", f"off: {', '.join(off)}" if off else "all on"))
-    for warning in unknown_environment():
+    for warning in (*unknown_environment(), *unknown_switches()):
         findings.append(failed("environment", warning, "rename or remove it", needed=False))
     return settings, findings
 
@@ -122,10 +123,22 @@ def run_doctor(
     """`lancelot doctor` on `channels` (the registry's): print the report; exit 1 when
     something needed is broken."""
     started = time.perf_counter()
-    findings = asyncio.run(diagnose(config, channels=channels, limit=timeout))
+    with _quiet() if as_json else contextlib.nullcontext():
+        findings = asyncio.run(diagnose(config, channels=channels, limit=timeout))
     seconds = time.perf_counter() - started
     if as_json:
         print(json.dumps(to_json(findings, seconds), indent=2, ensure_ascii=False))
     else:
         print(render(findings, seconds))
     return EXIT_BROKEN if broken(findings) else EXIT_OK
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No log line while the checks run (`--json`: stdout is the one JSON object and stderr
+    stays empty); what a line would say is in the findings."""
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
