@@ -26,6 +26,8 @@ NAME = "console"
 OWNER = "console"
 MAX_LINE = 1 << 20
 SHOWN_CARDS = 256  # recent cards whose content is remembered
+CLEAR_WORDS = frozenset({"clear", "cls"})  # a terminal's words for a clean screen
+CLEAR_SCREEN = "\x1b[2J\x1b[H"  # erase the screen, cursor home
 
 
 class ConsoleChannel:
@@ -91,6 +93,9 @@ class ConsoleChannel:
                 if raw is None:
                     return
                 text = raw.decode("utf-8", errors="replace").strip()
+                if b"\x0c" in raw or text.lower() in CLEAR_WORDS:
+                    self._clear()
+                    text = "" if text.lower() in CLEAR_WORDS else text.replace("\x0c", "")
                 if text.isdigit() and int(text) not in self._choices:
                     self._answer_dead_number(int(text))
                 elif text:
@@ -101,6 +106,12 @@ class ConsoleChannel:
                     self._show_prompt()
         finally:
             self.closed.set()
+
+    def _clear(self) -> None:
+        """`clear`, `cls` or Ctrl-L: what a terminal means by them, never a request (on a
+        terminal the screen is cleared; into a file or a pipe nothing is written)."""
+        if self._color:
+            self._write(CLEAR_SCREEN, end="")
 
     def _answer_dead_number(self, number: int) -> None:
         """A number typed alone is meant as a button: never send it to the agent as a request."""

@@ -77,6 +77,20 @@ async def test_old_and_unknown_button_numbers_get_a_short_answer(app: Lancelot) 
     assert await app.ledger.count() == before  # nothing went on to the agent
 
 
+async def test_clear_and_ctrl_l_clear_the_screen_and_reach_nobody(app: Lancelot) -> None:
+    reader, out = await console_for(app, color=True)  # color: a terminal
+    await app.ledger.flush()
+    before = await app.ledger.count()
+    for line in (b"clear\n", b"CLS\n", b"\x0c\n"):
+        await type_line(app, reader, line)
+    assert out.getvalue().count("\x1b[2J\x1b[H") == 3
+    await app.ledger.flush()
+    assert await app.ledger.count() == before  # no request, no receipt
+    await type_line(app, reader, b"\x0c/help\n")  # Ctrl-L, then a command on the same line
+    assert out.getvalue().count("\x1b[2J\x1b[H") == 4
+    assert "/status" in out.getvalue()
+
+
 async def test_the_web_address_is_shown_at_start(app: Lancelot) -> None:
     _, out = await console_for(app, web_url="http://127.0.0.1:8080")
     assert "Receipts and health on http://127.0.0.1:8080" in out.getvalue().splitlines()[1]
