@@ -47,6 +47,7 @@ async def wire_onboarding(
         remember_name=partial(_remember_name, memory),
         default_timezone=owner_timezone(conf.jobs_file, conf.timezone),
         channels=partial(_channels, app, channels),
+        has_local=router.has_local,
     )
     onboarding = Onboarding(store, seams, app.bus, app.tokens, app.ledger)
     await onboarding.setup()
