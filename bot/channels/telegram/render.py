@@ -1,6 +1,8 @@
 """Cards as Telegram messages: escaped HTML, split at 4096 characters, and inline keyboards.
 
-A card is first laid out as plain text with bold spans (title, field labels). A long card is
+A card is first laid out as plain text with bold spans (title, field labels) and code spans
+(what a card's text puts between backticks, shown in monospace, the backticks dropped: on a
+phone they read as stray marks). A long card is
 cut in that plain text, at a paragraph, else a line, else a space, and only then is each
 piece escaped and tagged, so no cut can fall inside a tag or an entity.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,7 +28,8 @@ EMPTY_CARD = "(no content)"
 ELLIPSIS = "\n…"
 _BREAKS = ("\n\n", "\n", " ")
 
-Span = tuple[str, bool]  # (text, bold)
+Span = tuple[str, str]  # (text, its HTML tag: "b", "code" or "" for none)
+CODE = re.compile(r"`([^`\n]+)`")  # `lancelot setup`, as cards write a command or a path
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,20 +49,35 @@ def layout(card: Card) -> list[Span]:
     """The card as plain text spans: bold title, bold field labels, then the body."""
     spans: list[Span] = []
     if card.title.strip():
-        spans.append((card.title.strip(), True))
+        spans.append((card.title.strip(), "b"))
     if card.fields:
         if spans:
-            spans.append(("\n\n", False))
+            spans.append(("\n\n", ""))
         for index, (label, value) in enumerate(card.fields):
             if index:
-                spans.append(("\n", False))
-            spans.extend([(f"{label}: ", True), (value, False)])
+                spans.append(("\n", ""))
+            spans.append((f"{label}: ", "b"))
+            spans.extend(_with_code(value))
     body = card.body.strip()
     if body:
         if spans:
-            spans.append(("\n\n", False))
-        spans.append((body, False))
-    return spans or [(EMPTY_CARD, False)]
+            spans.append(("\n\n", ""))
+        spans.extend(_with_code(body))
+    return spans or [(EMPTY_CARD, "")]
+
+
+def _with_code(text: str) -> list[Span]:
+    """`text` as plain spans and code spans (each `quoted` part, without its backticks)."""
+    spans: list[Span] = []
+    position = 0
+    for match in CODE.finditer(text):
+        if match.start() > position:
+            spans.append((text[position : match.start()], ""))
+        spans.append((match.group(1), "code"))
+        position = match.end()
+    if position < len(text):
+        spans.append((text[position:], ""))
+    return spans
 
 
 @lru_cache(maxsize=64)
@@ -119,11 +138,11 @@ def _boundary(plain: str, start: int, end: int) -> int:
 def _html(spans: list[Span], start: int, end: int) -> str:
     out: list[str] = []
     position = 0
-    for text, bold in spans:
+    for text, tag in spans:
         lo, hi = max(start, position), min(end, position + len(text))
         if lo < hi:
             piece = html.escape(text[lo - position : hi - position], quote=False)
-            out.append(f"<b>{piece}</b>" if bold and piece.strip() else piece)
+            out.append(f"<{tag}>{piece}</{tag}>" if tag and piece.strip() else piece)
         position += len(text)
     return "".join(out).strip()
 

@@ -83,3 +83,27 @@ def test_buttons_become_a_keyboard_with_links_on_their_own_rows() -> None:
         [("Open", None, "https://example.com/")],
     ]
     assert keyboard(card()) is None
+
+
+def test_backticks_become_monospace_not_stray_marks() -> None:
+    card = Card(
+        CardKind.REPLY,
+        "Setup",
+        "Run `lancelot setup` in the terminal, then `a<b`. A lone ` stays.",
+        fields=(("Path", "`/workspace/notes.md`"),),
+    )
+    (chunk,) = chunks(card)
+    assert "<code>lancelot setup</code>" in chunk.html
+    assert "<code>a&lt;b</code>" in chunk.html  # escaped inside the tag too
+    assert "<code>/workspace/notes.md</code>" in chunk.html
+    assert "A lone ` stays." in chunk.html
+    assert "`lancelot" not in chunk.plain  # the plain fallback drops the marks as well
+    assert "Run lancelot setup in the terminal" in chunk.plain
+
+
+def test_code_spans_parse_as_telegram_parses_them() -> None:
+    (chunk,) = chunks(card("Type `/undo` or `lancelot setup`."))
+    shown = format_text(chunk.html, "HTML")
+    assert shown.text == "Title\n\nType /undo or lancelot setup."
+    assert [e["type"] for e in shown.entities] == ["bold", "code", "code"]
+    assert chunk.plain == shown.text
