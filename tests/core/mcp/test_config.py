@@ -69,7 +69,7 @@ def test_a_bad_entry_is_named_and_the_others_still_load(tmp_path: Path) -> None:
     assert all(p.startswith(f"{path}: server ") and "\n" not in p for p in config.problems)
     typo, web, name, listy = config.problems
     assert "typo: comand: unknown key" in typo
-    assert "web: url: an http:// or https:// address" in web
+    assert "web: url: Value error, an http:// or https:// address" in web
     assert "bad name!" in name
     assert "listy: an entry is an object" in listy
 
