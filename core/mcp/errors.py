@@ -15,18 +15,18 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def describe(exc: BaseException) -> str:
-    """`exc` as one line for the owner and the log (not yet masked: the caller masks it)."""
+def describe(exc: BaseException, program: str | None = None) -> str:
+    """`exc` as one line for the owner and the log (not yet masked: the caller masks it);
+    `program` is the command a stdio server is started with (an OSError may not name it)."""
     leaf = _leaf(exc)
     code = getattr(getattr(leaf, "error", None), "code", None)
     if code == REQUEST_TIMEOUT:
         text = "no answer in time"
     elif code == CONNECTION_CLOSED:
         text = "the connection to the server closed"
-    elif isinstance(leaf, FileNotFoundError):
-        text = f"cannot start the server: no such program {leaf.filename or ''}".rstrip()
-    elif isinstance(leaf, PermissionError):
-        text = f"cannot start the server: permission denied {leaf.filename or ''}".rstrip()
+    elif isinstance(leaf, FileNotFoundError | PermissionError):
+        why = "no such program" if isinstance(leaf, FileNotFoundError) else "permission denied"
+        text = f"cannot start the server: {why} {leaf.filename or program or ''}".rstrip()
     else:
         message = str(getattr(getattr(leaf, "error", None), "message", None) or leaf)
         text = f"{type(leaf).__name__}: {message}" if message else type(leaf).__name__

@@ -138,7 +138,9 @@ class McpServers:
                 await connection.closed()
                 reason = "the server closed the connection"
         except Exception as exc:  # whatever ends a life is reported, and it starts again
-            reason = describe(exc)
+            reason = describe(
+                exc, spec.entry.command if isinstance(spec.entry, StdioServer) else None
+            )
         finally:
             self._connections.pop(spec.name, None)
         if stderr is not None:
