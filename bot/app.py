@@ -18,6 +18,7 @@ from bot.home import home_lock, keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
+from bot.mcp import wire_mcp
 from bot.memory import wire_memory
 from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
@@ -39,6 +40,7 @@ from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
+from core.mcp import McpServers, config_path, load_config
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
@@ -69,10 +71,12 @@ class Lancelot(Kernel):
     scheduler: Scheduler
     alerts: HealthAlerts
     onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
+    mcp: McpServers  # the servers of mcp.json, connecting behind readiness
 
 
 def redactor_for(settings: Settings) -> Redactor:
-    """A redactor that also knows every configured secret value."""
+    """A redactor that also knows every configured secret value, MCP servers' env and header
+    values included (mcp.json is read here: a JSON parse, no SDK)."""
     values = [
         settings.secret,
         settings.telegram.bot_token,
@@ -83,7 +87,8 @@ def redactor_for(settings: Settings) -> Redactor:
         settings.llm.gemini_api_key,
         settings.lookups.search_api_key,
     ]
-    return Redactor(v.get_secret_value() for v in values if v is not None)
+    configured = [v.get_secret_value() for v in values if v is not None]
+    return Redactor([*configured, *load_config(config_path(settings)).secrets])
 
 
 async def _ledger_check(ledger: SqliteLedger) -> str | None:
@@ -273,6 +278,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
+    mcp = await wire_mcp(kernel, redactor_for(settings))
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,
@@ -284,6 +290,7 @@ async def _wire(
         scheduler=timed.scheduler,
         alerts=timed.alerts,
         onboarding=onboarding,
+        mcp=mcp,
     )
 
 
