@@ -126,9 +126,20 @@ class McpServers:
             await asyncio.sleep(delay)
 
     async def _serve_once(self, spec: ServerSpec) -> str:
-        """One life of the server: connect, list its tools, be ready until it ends; returns
-        why it ended (one line, masked)."""
+        """One life of the server; returns why it ended (one line, masked, with the last
+        line it wrote on stderr). Its stderr pipe is closed however the life ends."""
         stderr = StderrPipe(spec.name, self._redactor) if _is_stdio(spec) else None
+        try:
+            reason = await self._live(spec, stderr)
+            last = await stderr.tail() if stderr is not None else None
+        finally:
+            if stderr is not None:
+                await stderr.aclose()
+        return self._redactor.text(f"{reason}; it said: {last}" if last else reason)
+
+    async def _live(self, spec: ServerSpec, stderr: StderrPipe | None) -> str:
+        """Connect, list the tools, be ready until the server ends; why it ended."""
+        program = spec.entry.command if isinstance(spec.entry, StdioServer) else None
         try:
             async with connect(spec, stderr, self._limits.connect_timeout) as connection:
                 tools = await connection.list_tools()
@@ -136,18 +147,11 @@ class McpServers:
                 await self._set(spec.name, "ready", tools=tools)
                 log.info("MCP server %s is ready with %d tools", spec.name, len(tools))
                 await connection.closed()
-                reason = "the server closed the connection"
+                return "the server closed the connection"
         except Exception as exc:  # whatever ends a life is reported, and it starts again
-            reason = describe(
-                exc, spec.entry.command if isinstance(spec.entry, StdioServer) else None
-            )
+            return describe(exc, program)
         finally:
             self._connections.pop(spec.name, None)
-        if stderr is not None:
-            last = await stderr.tail()
-            await stderr.aclose()
-            reason = f"{reason}; it said: {last}" if last else reason
-        return self._redactor.text(reason)
 
     async def call(self, server: str, tool: str, arguments: object) -> CallResult:
         """Call `tool` on `server` with `arguments` (the model's, so anything: only an object

@@ -144,3 +144,33 @@ async def test_a_server_gets_its_own_env_and_none_of_lancelots_secrets(
     assert lancelot_key not in result.text
     assert set(environment) <= {"NOTES_KEY", "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
                                 "USER", "LOGNAME", "SHELL", "TERM"}  # fmt: skip
+
+
+def open_pipes() -> set[str]:
+    """The pipes and sockets this process holds open (what a server is talked to through)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own descriptor, closed already
+        if target.startswith(("pipe:", "socket:")):
+            found.add(f"{fd} {target}")
+    return found
+
+
+async def test_stopping_stops_every_server_and_lets_go_of_its_pipes(tmp_path: Path) -> None:
+    marker = f"LANCELOT_TEST_MARK={secrets.token_hex(8)}"
+    name, value = marker.split("=")
+    config = write_servers(tmp_path, {
+        "time": {"command": program("mcp-server-time"), "env": {name: value}},
+        "ghost": {"command": str(tmp_path / "never-installed")},  # fails before it has a pid
+    })  # fmt: skip
+    before = open_pipes()
+    async with running(config, QUICK_RESTARTS) as servers:
+        await servers.wait_for("time", status_is("ready"), 60)
+        await servers.wait_for("ghost", lambda s: s.failures >= 3, 30)
+        assert len(pids_with(marker)) == 1
+        assert len(open_pipes() - before) >= 3  # its stdin, stdout and stderr
+    assert pids_with(marker) == []
+    assert open_pipes() == before
