@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from core.config.settings import Settings, WebAddress
 
 CONFIG_FILE = "mcp.json"
-# A name the model's tool table can spell (`mcp__<server>__<tool>`) and a log line can quote.
-SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+# A name the model's tool table can spell and split again: `mcp__<server>__<tool>` must fit
+# the 64 characters a provider's API takes for a tool's name, and `__` ends the server's part.
+SERVER_NAME = re.compile(r"^(?!.*__)[A-Za-z0-9][A-Za-z0-9_-]{0,23}$")
 
 
 class _Entry(BaseModel):
@@ -116,7 +117,10 @@ def _problem(error: ValidationError) -> str:
 def _entry(path: Path, name: str, raw: Any) -> ServerSpec | str:
     """The server `name`, or the one line that says why its entry is unusable."""
     if not SERVER_NAME.match(name):
-        return f"{path}: server {name!r}: a name is letters, digits, '-' or '_' (64 at most)"
+        return (
+            f"{path}: server {name!r}: a name is letters, digits, '-' or '_' (24 at most, "
+            "no '__')"
+        )
     if not isinstance(raw, dict):
         return f"{path}: server {name}: an entry is an object with a command or a url"
     try:

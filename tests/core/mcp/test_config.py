@@ -61,16 +61,20 @@ def test_a_bad_entry_is_named_and_the_others_still_load(tmp_path: Path) -> None:
         "typo": {"comand": "mcp-server-git"},
         "web": {"url": "ftp://nowhere", "headers": {"Authorization": "Bearer abcdef123"}},
         "bad name!": {"command": "x"},
+        "two__parts": {"command": "x"},
+        "x" * 25: {"command": "x"},
         "listy": ["x"],
     }})  # fmt: skip
     config = load_config(path)
     assert [s.name for s in config.servers] == ["good"]
-    assert len(config.problems) == 4
+    assert len(config.problems) == 6
     assert all(p.startswith(f"{path}: server ") and "\n" not in p for p in config.problems)
-    typo, web, name, listy = config.problems
+    typo, web, name, parts, long, listy = config.problems
     assert "typo: comand: unknown key" in typo
     assert "web: url: Value error, an http:// or https:// address" in web
     assert "bad name!" in name
+    assert "'two__parts': a name is letters, digits, '-' or '_' (24 at most, no '__')" in parts
+    assert "x" * 25 in long
     assert "listy: an entry is an object" in listy
 
 
