@@ -118,8 +118,7 @@ def _entry(path: Path, name: str, raw: Any) -> ServerSpec | str:
     """The server `name`, or the one line that says why its entry is unusable."""
     if not SERVER_NAME.match(name):
         return (
-            f"{path}: server {name!r}: a name is letters, digits, '-' or '_' (24 at most, "
-            "no '__')"
+            f"{path}: server {name!r}: a name is letters, digits, '-' or '_' (24 at most, no '__')"
         )
     if not isinstance(raw, dict):
         return f"{path}: server {name}: an entry is an object with a command or a url"
