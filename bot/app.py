@@ -27,6 +27,7 @@ from bot.web.app import build_web_app, owner_zone
 from bot.web.memory import MemoryPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
+from core.agent.catalog import BUILT_IN
 from core.agent.quest import AgentLimits
 from core.bus import Bus
 from core.clock import Clock
@@ -56,6 +57,8 @@ from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.skills.runner import SkillRunner
 from core.state import open_state_db
+from core.tools.definition import ToolDefinition
+from core.tools.tool_registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +110,7 @@ async def assemble(
     models: ModelRouter | None = None,
     agent_limits: AgentLimits | None = None,
     register: Callable[[CommandRegistry], None] | None = None,
+    tools: Iterable[ToolDefinition] = (),
 ) -> AsyncIterator[Lancelot]:
     """Build and start every service; stop them in reverse order on exit.
 
@@ -115,7 +119,8 @@ async def assemble(
     to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
     replaces the model router built from the settings for the agent, `agent_limits` the
     agent's limits; `register` adds commands or button actions of the caller's (tests, an
-    embedding program). Commands and button actions are fixed once this yields.
+    embedding program); `tools` are tool definitions of the caller's, offered beside the
+    built-in ones. Commands and button actions are fixed once this yields.
     """
     async with AsyncExitStack() as stack:
         kernel = await _start_kernel(
@@ -126,6 +131,7 @@ async def assemble(
             routes=routes,
             delivery=delivery,
             clock=clock,
+            tools=ToolRegistry((*BUILT_IN, *tools)),
         )
         app = await _wire(kernel, clock, models, agent_limits)
         if register is not None:
@@ -168,6 +174,7 @@ async def _start_kernel(
     routes: Iterable[web.RouteDef],
     delivery: DeliveryPolicy | None,
     clock: Clock | None,
+    tools: ToolRegistry,
 ) -> Kernel:
     """The data directory, the ledger, state.db and its stores, the outbox, the web app."""
     home = prepare_home(settings.home)
@@ -239,6 +246,7 @@ async def _start_kernel(
         status_fields={},
         status_buttons=[],
         receipt_links=web_port is not None,
+        tools=tools,
     )
 
 

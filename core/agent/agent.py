@@ -91,7 +91,7 @@ class Agent:
         self._classifier = IntentClassifier(router, features)
         self._loop = ToolLoop(tools, gateway, checks)
         self._steps = StepRunner(self._loop)
-        self._gate = ReplyGate(ledger, tools.capabilities(), gateway, jobs_running)
+        self._gate = ReplyGate(ledger, tools, gateway, jobs_running)
 
     async def handle(self, event: Inbound, text: str, receipt_id: str) -> Card:
         """Answer one message (the orchestrator's free-text handler)."""
