@@ -286,7 +286,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
-    mcp = await wire_mcp(kernel, redactor_for(settings))
+    mcp = await wire_mcp(kernel, redactor_for(settings), governance)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,34 +51,66 @@ class McpServers:
     """Every declared server, kept running; an async context manager."""
 
     def __init__(
-        self, config: McpConfig, redactor: Redactor, tasks: Supervisor, limits: McpLimits
+        self,
+        config: McpConfig,
+        redactor: Redactor,
+        tasks: Supervisor,
+        limits: McpLimits,
+        switched_off: Collection[str] = (),
     ) -> None:
         self._specs = {spec.name: spec for spec in config.servers}
         self._redactor = redactor
         self._tasks = tasks
         self._limits = limits
         self._connections: dict[str, Connection] = {}
-        self._states = {spec.name: _first_state(spec) for spec in config.servers}
+        self._states = {
+            spec.name: _first_state(spec, spec.name in switched_off) for spec in config.servers
+        }
         self._changed = asyncio.Condition()
-        self._running: list[asyncio.Task[None]] = []
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._listeners: list[Callable[[ServerState], None]] = []
         for secret in config.secrets:  # no log line or receipt shows a server's secrets
             redactor.add_secret(secret)
 
     async def __aenter__(self) -> McpServers:
         for spec in self._specs.values():
             if self._states[spec.name].status == "connecting":
-                task = self._tasks.spawn(self._keep_running(spec), name=f"mcp {spec.name}")
-                self._running.append(task)
+                self._start(spec)
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        for task in self._running:
+        running = list(self._running.values())
+        for task in running:
             task.cancel()
-        if self._running:
-            await asyncio.wait(self._running)
+        if running:
+            await asyncio.wait(running)
         self._running.clear()
+
+    def _start(self, spec: ServerSpec) -> None:
+        task = self._tasks.spawn(self._keep_running(spec), name=f"mcp {spec.name}")
+        self._running[spec.name] = task
+
+    def on_change(self, listener: Callable[[ServerState], None]) -> None:
+        """Call `listener` with a server's new state each time one changes (the tool
+        registry follows the servers so)."""
+        self._listeners.append(listener)
+
+    async def disable(self, server: str) -> None:
+        """Stop `server` and keep it stopped (the owner switched it off)."""
+        task = self._running.pop(server, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task])
+        await self._set(server, "disabled", tools=())
+
+    async def enable(self, server: str) -> None:
+        """Start `server` again if it was switched off (its entry's `disabled` still holds)."""
+        spec = self._specs[server]
+        if self._states[server].status == "disabled" and not spec.entry.disabled:
+            await self._set(server, "connecting")
+            self._start(spec)
 
     def states(self) -> tuple[ServerState, ...]:
         """Every declared server's state, in the file's order."""
@@ -101,6 +133,8 @@ class McpServers:
         self._states[name] = dataclasses.replace(
             self._states[name], status=status, **{"reason": None, "retry_in": None, **fields}
         )
+        for listener in self._listeners:
+            listener(self._states[name])
         async with self._changed:
             self._changed.notify_all()
 
@@ -201,11 +235,11 @@ class McpServers:
         )  # fmt: skip
 
 
-def _first_state(spec: ServerSpec) -> ServerState:
-    """Disabled servers stay so; a sandboxed one waits for the sandbox's wiring; the rest
-    connect."""
+def _first_state(spec: ServerSpec, switched_off: bool = False) -> ServerState:
+    """Disabled servers (in mcp.json or by the owner) stay so; a sandboxed one waits for
+    the sandbox's wiring; the rest connect."""
     transport: Literal["stdio", "http"] = "stdio" if _is_stdio(spec) else "http"
-    if spec.entry.disabled:
+    if spec.entry.disabled or switched_off:
         return ServerState(spec.name, transport, "disabled")
     if isinstance(spec.entry, StdioServer) and spec.entry.sandbox:
         reason = "running a server inside the sandbox is not available yet; not started outside it"

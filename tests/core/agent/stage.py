@@ -62,6 +62,13 @@ class Stage:
     async def stop(self) -> None:
         await self._stack.aclose()
 
+    async def restart(self) -> None:
+        """Stop the app and start it again on the same home, with a fresh phone."""
+        await self.stop()
+        self._stack = AsyncExitStack()
+        self.phone = MemoryChannel()
+        await self.start()
+
     @property
     def workspace(self) -> Path:
         return self._settings.home / "workspace"
@@ -82,10 +89,7 @@ class Stage:
     async def say(self, text: str) -> Card:
         """Send as the owner; the first card back."""
         if self._limits != self._running_limits:
-            await self.stop()
-            self._stack = AsyncExitStack()
-            self.phone = MemoryChannel()
-            await self.start()
+            await self.restart()
         return await say(self.app, self.phone, text)
 
     async def next_card(self) -> Card:

@@ -1,6 +1,7 @@
 """Real MCP servers from the package registries: `mcp-server-time` and `mcp-server-git`
-(PyPI, the `dev` extra) and `@modelcontextprotocol/server-everything` (npm, installed once
-into ~/.cache by `npm install --prefix`), started for real over stdio and streamable HTTP."""
+(PyPI, the `dev` extra), `@modelcontextprotocol/server-everything` and `server-filesystem`
+(npm, installed once into ~/.cache by `npm install --prefix`), started for real over stdio
+and streamable HTTP."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tests.fakes.processes import spawned
 
 BIN = Path(sys.executable).parent
 EVERYTHING = "@modelcontextprotocol/server-everything"
+FILESYSTEM = "@modelcontextprotocol/server-filesystem"
 NPM_CACHE = Path.home() / ".cache" / "lancelot-tests" / "npm"
 
 
@@ -36,23 +38,34 @@ def program(name: str) -> str:
     return str(path)
 
 
-@pytest.fixture(scope="session")
-def everything() -> list[str]:
-    """The command line of server-everything (its `dist/index.js` under node), installed
+def npm_server(package: str) -> list[str]:
+    """The command line of a Node MCP server (its `dist/index.js` under node), installed
     from npm into a cache the first time."""
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         unavailable("npm and node are needed for the Node MCP servers", needs="npm")
-    script = NPM_CACHE / "node_modules" / EVERYTHING / "dist" / "index.js"
+    script = NPM_CACHE / "node_modules" / package / "dist" / "index.js"
     if not script.exists():
         NPM_CACHE.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
-            [npm, "install", "--prefix", str(NPM_CACHE), "--no-audit", "--no-fund", EVERYTHING],
+            [npm, "install", "--prefix", str(NPM_CACHE), "--no-audit", "--no-fund", package],
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         if done.returncode != 0 or not script.exists():
-            pytest.fail(f"npm install {EVERYTHING} failed: {done.stderr[-2000:]}")
+            pytest.fail(f"npm install {package} failed: {done.stderr[-2000:]}")
     return [node, str(script)]
+
+
+@pytest.fixture(scope="session")
+def everything() -> list[str]:
+    """The command line of server-everything."""
+    return npm_server(EVERYTHING)
+
+
+@pytest.fixture(scope="session")
+def filesystem() -> list[str]:
+    """The command line of server-filesystem (its allowed directories still to add)."""
+    return npm_server(FILESYSTEM)
 
 
 def write_servers(directory: Path, servers: dict[str, Any]) -> McpConfig:

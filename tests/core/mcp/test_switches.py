@@ -1,0 +1,74 @@
+"""/mcp from the phone: the servers, their state and their tools, each with a signed
+Enable/Disable button; a switch is a receipt, is kept in the home across restarts, and a
+tool switched off is not offered to the model (nor run, if a call for it comes anyway)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.core.mcp.conftest import program
+from tests.core.mcp.stage import mcp_stage, settled
+from tests.fakes.owner import tap
+from tests.fakes.scripted_model import final, text
+
+pytestmark = pytest.mark.timeout(180)
+
+TIME = {"time": {"command": program("mcp-server-time")}}
+
+
+async def test_mcp_lists_the_servers_with_their_state_and_tools(tmp_path: Path) -> None:
+    async with mcp_stage(tmp_path, TIME) as lancelot:
+        card = await lancelot.say("/mcp")
+        assert "time (stdio): ready, 2 of 2 tools on" in card.body
+        assert [b.label for b in card.buttons] == ["Disable time"]
+        tools = await lancelot.say("/mcp time")
+        assert "  get_current_time: on, T0, runs without asking" in tools.body
+        assert [b.label for b in tools.buttons] == [
+            "Disable time", "Disable get_current_time", "Disable convert_time",
+        ]  # fmt: skip
+        unknown = await lancelot.say("/mcp nothing")
+        assert unknown.body == "No MCP server is called 'nothing' (time)."
+
+
+async def test_a_tool_switched_off_is_not_offered_and_the_choice_is_a_receipt(
+    tmp_path: Path,
+) -> None:
+    async with mcp_stage(tmp_path, TIME) as lancelot:
+        card = await lancelot.say("/mcp time")
+        edited = await tap(lancelot.app, lancelot.phone, card, "Disable get_current_time")
+        assert edited is not None
+        assert "  get_current_time: off" in edited.body
+        assert "Enable get_current_time" in [b.label for b in edited.buttons]
+        model = lancelot.model(text("no clock"))
+        await lancelot.say("what time is it?")
+        names = {spec.name for spec in model.calls[0].request.tools}
+        assert "mcp__time__get_current_time" not in names
+        assert "mcp__time__convert_time" in names
+        (switched,) = await lancelot.receipts("mcp_switched")
+        assert switched.action_name == "time.get_current_time"
+        assert switched.decoded("inputs")["on"] is False
+
+
+async def test_switching_a_server_off_survives_a_restart(tmp_path: Path) -> None:
+    async with mcp_stage(tmp_path, TIME) as lancelot:
+        card = await lancelot.say("/mcp")
+        edited = await tap(lancelot.app, lancelot.phone, card, "Disable time")
+        assert edited is not None
+        assert "time (stdio): disabled, turned off by you" in edited.body
+        model = lancelot.model(text("no clock"))
+        await lancelot.say("what time is it?")
+        assert not any(s.name.startswith("mcp__") for s in model.calls[0].request.tools)
+        chosen = json.loads((tmp_path / "home" / "mcp_choices.json").read_text())
+        assert chosen["servers"] == {"time": False}
+        await lancelot.restart()  # the same home
+        assert (await settled(lancelot, "time")).status == "disabled"
+        card = await lancelot.say("/mcp")
+        assert "time (stdio): disabled, turned off by you" in card.body
+        edited = await tap(lancelot.app, lancelot.phone, card, "Enable time")
+        assert edited is not None
+        assert (await settled(lancelot, "time")).status == "ready"
+        lancelot.model(final("ok"))
+        assert lancelot.app.tools.get("mcp__time__get_current_time") is not None
