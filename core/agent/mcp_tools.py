@@ -31,10 +31,11 @@ def _governed(setup: ToolSetup) -> bool:
 
 def mcp_flow(state: ServerState, tool: ToolInfo) -> ToolFlow:
     """What a call reads, sends and changes. Every top-level argument is named (and shown
-    as what the call acted on): an HTTP
-    server (or an open-world tool, or one that does not say) gets them all over the network,
-    and a tool that is not read-only may change whatever they name."""
-    params = tuple(tool.input_schema.get("properties") or {})
+    as what the call acted on): an HTTP server (or an open-world tool, or one that does not
+    say) gets them all over the network, and a tool that is not read-only may change
+    whatever they name. (A schema whose properties are no object is refused later.)"""
+    properties = tool.input_schema.get("properties")
+    params = tuple(properties) if isinstance(properties, dict) else ()
     leaves = state.transport == "http" or tool.hints.open_world is not False
     changes: tuple[str, ...] = ()
     if not tool.hints.read_only:

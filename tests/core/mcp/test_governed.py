@@ -12,6 +12,7 @@ import pytest
 
 from core.llm.types import Completion, CompletionRequest
 from core.receipts.model import ReceiptStatus
+from soul import SHIPPED_VERSIONS_DIR, SoulStore
 from tests.core.mcp.conftest import program
 from tests.core.mcp.stage import mcp_stage
 from tests.core.mcp.test_servers import git_repository
@@ -147,3 +148,23 @@ async def test_a_write_outside_the_filesystem_servers_root_is_refused_and_record
         assert called.status == ReceiptStatus.FAILURE
         assert called.decoded("outputs")["tool_error"] is True
         assert "outside allowed directories" in (called.error_message or "")
+
+
+async def test_the_soul_lowers_a_servers_tool_so_it_runs_unasked(tmp_path: Path) -> None:
+    repo = git_repository(tmp_path / "repo")
+    (repo / "plan.txt").write_text("the plan\n")
+    subprocess.run(["git", "-C", str(repo), "add", "plan.txt"], check=True)
+    store = SoulStore(SHIPPED_VERSIONS_DIR, tmp_path / "home" / "soul")
+    text = store.text(store.active_version()).replace("version: 1\n", "version: 2\n", 1)
+    text = text.replace("  effects:\n", "  mcp:\n    git: {git_commit: T1}\n  effects:\n", 1)
+    store.activate(2, text=text)
+    async with mcp_stage(tmp_path, git_server(repo)) as lancelot:
+        lancelot.model(
+            call("mcp__git__git_commit", repo_path=str(repo), message="second light"),
+            final("Committed.", [("mcp__git__git_commit", "second light")]),
+        )
+        card = await lancelot.say("commit my repository with the message 'second light'")
+        assert card.title == "Done"
+        assert commits(repo) == ["second light", "first light"]
+        (decision,) = await lancelot.receipts("policy_decision")
+        assert decision.decoded("metadata")["tier"] == "T1"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import PolicyDenied
+from core.tools.action import ToolAction
 from tests.core.mcp.conftest import program
 from tests.core.mcp.stage import mcp_stage, settled
 from tests.fakes.owner import tap
@@ -72,3 +74,18 @@ async def test_switching_a_server_off_survives_a_restart(tmp_path: Path) -> None
         assert (await settled(lancelot, "time")).status == "ready"
         lancelot.model(final("ok"))
         assert lancelot.app.tools.get("mcp__time__get_current_time") is not None
+
+
+async def test_a_call_for_a_tool_switched_off_is_refused_even_with_a_capability(
+    tmp_path: Path,
+) -> None:
+    async with mcp_stage(tmp_path, TIME) as lancelot:
+        card = await lancelot.say("/mcp time")
+        await tap(lancelot.app, lancelot.phone, card, "Disable get_current_time")
+        kit = lancelot.app.governance
+        assert kit is not None
+        action = ToolAction("mcp.time.get_current_time", None, {"timezone": "UTC"})
+        token = kit.capabilities.issue(action.digest)  # as an approval granted before
+        with pytest.raises(PolicyDenied, match="you turned MCP server time's tool"):
+            await kit.tools.run(action, token)
+        assert await lancelot.receipts("mcp_call") == []
