@@ -5,6 +5,7 @@ from /mcp."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from bot.governance import GovernanceKit
 from bot.kernel import Kernel
@@ -60,4 +61,9 @@ async def wire_mcp(kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None
     McpCommands(
         kernel.commands, servers, choices, follower, kernel.tokens, kernel.ledger, tier
     ).register()
+    for state in servers.states():  # a server down degrades Lancelot, never unreadies it
+        kernel.health.register(
+            f"mcp {state.name}", partial(servers.health, state.name), optional=True
+        )
+    kernel.status_fields["MCP servers"] = servers.summary
     return await kernel.stack.enter_async_context(servers)

@@ -120,6 +120,23 @@ class McpServers:
         """The state of `server`, or None when no such server is declared."""
         return self._states.get(server)
 
+    async def health(self, server: str) -> str | None:
+        """For the health monitor: None while `server` is ready, connecting or switched off;
+        why it is down, and when it is tried again, when it failed."""
+        state = self._states[server]
+        if state.status != "failed":
+            return None
+        again = f"; trying again in {state.retry_in:.0f} s" if state.retry_in is not None else ""
+        return f"MCP server {server} is down ({state.reason}){again}"
+
+    def summary(self) -> str:
+        """Every server's state in one line, for /status: `git ready (12 tools), time off`."""
+        said = [
+            f"{s.name} {s.status}" + (f" ({len(s.tools)} tools)" if s.status == "ready" else "")
+            for s in self._states.values()
+        ]
+        return ", ".join(said) or "none declared"
+
     async def wait_for(
         self, server: str, settled: Callable[[ServerState], bool], within: float
     ) -> ServerState:

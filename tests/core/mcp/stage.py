@@ -31,8 +31,11 @@ async def settled(lancelot: Stage, server: str) -> ServerState:
 
 
 @asynccontextmanager
-async def mcp_stage(tmp_path: Path, servers: dict[str, Any]) -> AsyncIterator[Stage]:
-    """A fresh Lancelot whose mcp.json declares `servers`, each waited for until settled."""
+async def mcp_stage(
+    tmp_path: Path, servers: dict[str, Any], expect_failed: tuple[str, ...] = ()
+) -> AsyncIterator[Stage]:
+    """A fresh Lancelot whose mcp.json declares `servers`, each waited for until settled
+    (ready or off, or failed for those in `expect_failed`)."""
     home = tmp_path / "home"
     declare(home, servers)
     settings = load_settings(environ={"LANCELOT_HOME": str(home)})
@@ -41,7 +44,8 @@ async def mcp_stage(tmp_path: Path, servers: dict[str, Any]) -> AsyncIterator[St
     try:
         for name in servers:
             state = await settled(running, name)
-            assert state.status in ("ready", "disabled"), state.reason
+            expected = ("failed",) if name in expect_failed else ("ready", "disabled")
+            assert state.status in expected, state.reason
         yield running
     finally:
         await running.stop()

@@ -22,6 +22,8 @@ from tests.fakes.scripted_model import call, final, tool_said
 
 pytestmark = pytest.mark.timeout(180)
 
+SLOW = 30.0  # a server runs in the request: room for a loaded machine
+
 
 def commits(repo: Path) -> list[str]:
     done = subprocess.run(
@@ -48,7 +50,7 @@ async def test_a_git_servers_log_runs_unasked_and_is_fenced(tmp_path: Path) -> N
             return final("Your last commit is 'first light'.", [("mcp__git__git_log", "log")])
 
         model = lancelot.model(call("mcp__git__git_log", repo_path=str(repo)), answer)
-        card = await lancelot.say("what is the last commit of my repository?")
+        card = await lancelot.say("what is the last commit of my repository?", SLOW)
         assert "first light" in card.body
         assert {"mcp__git__git_log", "mcp__git__git_commit"} <= offered(model.calls[0].request)
         assert "first light" in fenced_body(seen[0])  # the server's words, fenced
@@ -72,7 +74,7 @@ async def test_a_git_servers_commit_asks_first_and_says_what_it_does(tmp_path: P
             call("mcp__git__git_commit", repo_path=str(repo), message="second light"),
             final("Committed.", [("mcp__git__git_commit", "second light")]),
         )
-        card = await lancelot.say("commit my repository with the message 'second light'")
+        card = await lancelot.say("commit my repository with the message 'second light'", SLOW)
         assert card.title.startswith("Approve")
         assert "Lancelot cannot undo" in card.body
         assert "MCP server git runs its tool git_commit with:" in card.body
@@ -81,7 +83,7 @@ async def test_a_git_servers_commit_asks_first_and_says_what_it_does(tmp_path: P
         assert commits(repo) == ["first light"]  # nothing ran before the tap
         assert await lancelot.receipts("mcp_call") == []
         await tap(lancelot.app, lancelot.phone, card, "Approve")
-        await lancelot.next_card()
+        await lancelot.next_card(SLOW)
         assert commits(repo) == ["second light", "first light"]
         (called,) = await lancelot.receipts("mcp_call")
         assert called.action_name == "git.git_commit"
@@ -100,7 +102,7 @@ async def test_a_time_server_answers_from_the_phone(tmp_path: Path) -> None:
             return final(f"It is {hour} in Tokyo.", [("mcp__time__get_current_time", "Asia/Tokyo")])
 
         lancelot.model(call("mcp__time__get_current_time", timezone="Asia/Tokyo"), answer)
-        card = await lancelot.say("what time is it in Tokyo?")
+        card = await lancelot.say("what time is it in Tokyo?", SLOW)
         assert card.body.startswith("It is ")
         assert card.body.endswith(" in Tokyo."), card.body
         assert dict(card.fields)["Ran"] == "mcp.time.get_current_time Asia/Tokyo"
@@ -116,7 +118,7 @@ async def test_a_call_that_carries_a_secret_keeps_only_its_digest(tmp_path: Path
             call("mcp__time__get_current_time", timezone=secret),
             final("That is no time zone.", [("mcp__time__get_current_time", "failed")]),
         )
-        await lancelot.say("what time is it in my zone?")
+        await lancelot.say("what time is it in my zone?", SLOW)
         (called,) = await lancelot.receipts("mcp_call")
         inputs = called.decoded("inputs")
         assert inputs["arguments"] == "withheld: they carry a secret"
@@ -136,13 +138,13 @@ async def test_a_write_outside_the_filesystem_servers_root_is_refused_and_record
             call("mcp__files__write_file", path=str(outside), content="hello"),
             final("Written.", [("mcp__files__write_file", str(outside))]),
         )
-        card = await lancelot.say(f"write hello into {outside}")
+        card = await lancelot.say(f"write hello into {outside}", SLOW)
         assert card.title.startswith("Approve")  # a write: the owner is asked first
         assert f"path = {outside}" in card.body
-        done = await tap(lancelot.app, lancelot.phone, card, "Approve")
-        await lancelot.next_card()
-        assert done is not None
-        assert "outside allowed directories" in done.body  # the server's own refusal
+        await tap(lancelot.app, lancelot.phone, card, "Approve")
+        await lancelot.next_card(SLOW)
+        edits = [edited.body for _, edited in lancelot.phone.edits]
+        assert any("outside allowed directories" in body for body in edits)  # the server's
         assert not outside.exists()
         (called,) = await lancelot.receipts("mcp_call")
         assert called.status == ReceiptStatus.FAILURE
@@ -163,7 +165,7 @@ async def test_the_soul_lowers_a_servers_tool_so_it_runs_unasked(tmp_path: Path)
             call("mcp__git__git_commit", repo_path=str(repo), message="second light"),
             final("Committed.", [("mcp__git__git_commit", "second light")]),
         )
-        card = await lancelot.say("commit my repository with the message 'second light'")
+        card = await lancelot.say("commit my repository with the message 'second light'", SLOW)
         assert card.title == "Done"
         assert commits(repo) == ["second light", "first light"]
         (decision,) = await lancelot.receipts("policy_decision")

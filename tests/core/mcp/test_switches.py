@@ -18,20 +18,22 @@ from tests.fakes.scripted_model import final, text
 
 pytestmark = pytest.mark.timeout(180)
 
+SLOW = 30.0  # a server runs in the request: room for a loaded machine
+
 TIME = {"time": {"command": program("mcp-server-time")}}
 
 
 async def test_mcp_lists_the_servers_with_their_state_and_tools(tmp_path: Path) -> None:
     async with mcp_stage(tmp_path, TIME) as lancelot:
-        card = await lancelot.say("/mcp")
+        card = await lancelot.say("/mcp", SLOW)
         assert "time (stdio): ready, 2 of 2 tools on" in card.body
         assert [b.label for b in card.buttons] == ["Disable time"]
-        tools = await lancelot.say("/mcp time")
+        tools = await lancelot.say("/mcp time", SLOW)
         assert "  get_current_time: on, T0, runs without asking" in tools.body
         assert [b.label for b in tools.buttons] == [
             "Disable time", "Disable get_current_time", "Disable convert_time",
         ]  # fmt: skip
-        unknown = await lancelot.say("/mcp nothing")
+        unknown = await lancelot.say("/mcp nothing", SLOW)
         assert unknown.body == "No MCP server is called 'nothing' (time)."
 
 
@@ -39,13 +41,13 @@ async def test_a_tool_switched_off_is_not_offered_and_the_choice_is_a_receipt(
     tmp_path: Path,
 ) -> None:
     async with mcp_stage(tmp_path, TIME) as lancelot:
-        card = await lancelot.say("/mcp time")
+        card = await lancelot.say("/mcp time", SLOW)
         edited = await tap(lancelot.app, lancelot.phone, card, "Disable get_current_time")
         assert edited is not None
         assert "  get_current_time: off" in edited.body
         assert "Enable get_current_time" in [b.label for b in edited.buttons]
         model = lancelot.model(text("no clock"))
-        await lancelot.say("what time is it?")
+        await lancelot.say("what time is it?", SLOW)
         names = {spec.name for spec in model.calls[0].request.tools}
         assert "mcp__time__get_current_time" not in names
         assert "mcp__time__convert_time" in names
@@ -56,18 +58,18 @@ async def test_a_tool_switched_off_is_not_offered_and_the_choice_is_a_receipt(
 
 async def test_switching_a_server_off_survives_a_restart(tmp_path: Path) -> None:
     async with mcp_stage(tmp_path, TIME) as lancelot:
-        card = await lancelot.say("/mcp")
+        card = await lancelot.say("/mcp", SLOW)
         edited = await tap(lancelot.app, lancelot.phone, card, "Disable time")
         assert edited is not None
         assert "time (stdio): disabled, turned off by you" in edited.body
         model = lancelot.model(text("no clock"))
-        await lancelot.say("what time is it?")
+        await lancelot.say("what time is it?", SLOW)
         assert not any(s.name.startswith("mcp__") for s in model.calls[0].request.tools)
         chosen = json.loads((tmp_path / "home" / "mcp_choices.json").read_text())
         assert chosen["servers"] == {"time": False}
         await lancelot.restart()  # the same home
         assert (await settled(lancelot, "time")).status == "disabled"
-        card = await lancelot.say("/mcp")
+        card = await lancelot.say("/mcp", SLOW)
         assert "time (stdio): disabled, turned off by you" in card.body
         edited = await tap(lancelot.app, lancelot.phone, card, "Enable time")
         assert edited is not None
@@ -80,7 +82,7 @@ async def test_a_call_for_a_tool_switched_off_is_refused_even_with_a_capability(
     tmp_path: Path,
 ) -> None:
     async with mcp_stage(tmp_path, TIME) as lancelot:
-        card = await lancelot.say("/mcp time")
+        card = await lancelot.say("/mcp time", SLOW)
         await tap(lancelot.app, lancelot.phone, card, "Disable get_current_time")
         kit = lancelot.app.governance
         assert kit is not None
@@ -89,3 +91,17 @@ async def test_a_call_for_a_tool_switched_off_is_refused_even_with_a_capability(
         with pytest.raises(PolicyDenied, match="you turned MCP server time's tool"):
             await kit.tools.run(action, token)
         assert await lancelot.receipts("mcp_call") == []
+
+
+async def test_health_says_which_server_is_down_and_status_shows_each_state(
+    tmp_path: Path,
+) -> None:
+    servers = {**TIME, "gone": {"command": str(tmp_path / "no-such-server")}}
+    async with mcp_stage(tmp_path, servers, expect_failed=("gone",)) as lancelot:
+        lancelot.app.health.mark_ready()  # as `lancelot run` does once started
+        health = await lancelot.say("/health")
+        assert health.title == "Health: ready, degraded", health
+        assert "MCP server gone is down (cannot start the server: no such program" in health.body
+        assert "time" not in health.body
+        status = await lancelot.say("/status")
+        assert dict(status.fields)["MCP servers"] == "time ready (2 tools), gone failed"
