@@ -43,9 +43,7 @@ def _settled(state: ServerState) -> bool:
     return state.status != "connecting"
 
 
-async def _settle_all(
-    config: McpConfig, limits: McpLimits, redactor: Redactor
-) -> list[ServerState]:
+async def settle_all(config: McpConfig, limits: McpLimits, redactor: Redactor) -> list[ServerState]:
     """Every server's state once each is ready or has failed (or the connect time is up)."""
     tasks = Supervisor()
     try:
@@ -62,7 +60,7 @@ async def _list(config: McpConfig, limits: McpLimits, redactor: Redactor) -> int
     if not config.servers:
         print(f"No MCP servers are declared in {config.path}.")
         return 0
-    for state in await _settle_all(config, limits, redactor):
+    for state in await settle_all(config, limits, redactor):
         print(_headline(state))
         for line in _tool_lines(state):
             print(line)
@@ -78,7 +76,7 @@ async def _test(config: McpConfig, name: str, limits: McpLimits, redactor: Redac
         )
         return EXIT_FAILED
     started = time.perf_counter()
-    (state,) = await _settle_all(dataclasses.replace(config, servers=(spec,)), limits, redactor)
+    (state,) = await settle_all(dataclasses.replace(config, servers=(spec,)), limits, redactor)
     took = time.perf_counter() - started
     if state.status != "ready":
         why = state.reason or (

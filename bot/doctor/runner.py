@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from bot.doctor.local import check_docker, check_home, check_local_model, check_port, check_receipts
+from bot.doctor.mcp import check_mcp
 from bot.doctor.peers import (
     check_clock,
     check_gchat,
@@ -90,6 +91,7 @@ def checks(settings: Settings, timeout: float) -> list[Check]:
             lambda: in_thread(lambda: check_receipts(settings)),
             "run `lancelot receipts verify`",
         ),
+        Check("mcp servers", partial(check_mcp, settings, timeout), needed=False, timed=False),
     ]
     return found
 
