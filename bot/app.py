@@ -19,6 +19,7 @@ from bot.home import home_lock, keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
 from bot.ledger import build_ledger
 from bot.llm import wire_models
+from bot.mcp import wire_mcp
 from bot.memory import wire_memory
 from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
@@ -41,6 +42,7 @@ from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
+from core.mcp import McpServers, config_path, load_config
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
@@ -74,10 +76,12 @@ class Lancelot(Kernel):
     alerts: HealthAlerts
     onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
     channels: ChannelRegistry  # the channels this process knows
+    mcp: McpServers  # the servers of mcp.json, connecting behind readiness
 
 
 def redactor_for(settings: Settings, channels: ChannelRegistry = CHANNELS) -> Redactor:
-    """A redactor that also knows every configured secret value, each channel's included."""
+    """A redactor that also knows every configured secret value, each channel's and the MCP
+    servers' env and header values included (mcp.json is read here: a JSON parse, no SDK)."""
     values = [
         settings.secret,
         settings.llm.openai_api_key,
@@ -86,7 +90,8 @@ def redactor_for(settings: Settings, channels: ChannelRegistry = CHANNELS) -> Re
         settings.lookups.search_api_key,
     ]
     own = [v.get_secret_value() for v in values if v is not None]
-    return Redactor([*own, *(value for spec in channels for value in spec.secret_values(settings))])
+    channel_secrets = (value for spec in channels for value in spec.secret_values(settings))
+    return Redactor([*own, *channel_secrets, *load_config(config_path(settings)).secrets])
 
 
 async def _ledger_check(ledger: SqliteLedger) -> str | None:
@@ -286,6 +291,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
+    mcp = await wire_mcp(kernel, redactor_for(settings), governance)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,
@@ -298,6 +304,7 @@ async def _wire(
         alerts=timed.alerts,
         onboarding=onboarding,
         channels=channels,
+        mcp=mcp,
     )
 
 

@@ -1,5 +1,5 @@
 """The `lancelot` command: run, chat, setup, pair, doctor, receipts verify/export, memory
-export/review, soul lint, sandbox build, container base, watchdog."""
+export/review, soul lint, sandbox build, container base, watchdog, mcp list/test."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import uvloop
 
 from bot.logs import configure_logging
+from bot.mcp_cli import add_mcp_commands, run_mcp
 from bot.memory_cli import add_memory_commands, run_memory
 from bot.pair_cli import add_pair_command, run_pair
 from bot.receipts_cli import add_receipts_commands, run_receipts
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     add_receipts_commands(receipts_cmd)
     add_memory_commands(commands)
     add_pair_command(commands)
+    add_mcp_commands(commands)
     soul = commands.add_parser("soul", help="constitution tools")
     soul_cmd = soul.add_subparsers(dest="soul_command", required=True)
     lint = soul_cmd.add_parser("lint", help="check a soul file against the invariants")
@@ -97,10 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     for warning in unknown_environment():
         print(f"lancelot: warning: {warning}", file=sys.stderr)
     quiet = args.command == "chat" or (args.command == "run" and sys.stdin.isatty())
-    if args.command in ("run", "chat"):
+    if args.command in ("run", "chat", "mcp"):
         from bot.app import redactor_for  # the whole app: only for the commands that run it
 
-        configure_logging(settings.home, settings.log_level, redactor_for(settings), quiet=quiet)
+        configure_logging(
+            settings.home,
+            settings.log_level,
+            redactor_for(settings),
+            quiet=quiet or args.command == "mcp",
+        )
     try:
         if args.command == "receipts":
             return run_receipts(settings, args)
@@ -108,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_memory(settings, args)
         if args.command == "pair":
             return run_pair(settings, args)
+        if args.command == "mcp":
+            from bot.app import redactor_for
+
+            return run_loop(run_mcp(settings, args, redactor_for(settings)))
         if args.command == "setup":
             from bot.setup_cli import run_setup
 

@@ -41,6 +41,7 @@ class GovernanceKit:
     approval_store: ApprovalStore  # what the digest asks about pending approvals
     keeper: SoulKeeper
     tools: ToolRouter
+    capabilities: CapabilityTokens  # what a provider added later (an MCP server's) checks
 
 
 def load_soul(home: Path) -> SoulKeeper:
@@ -131,4 +132,4 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
         "safe mode (local only)" if router.in_safe_mode() else "all"
     )
     await app.stack.enter_async_context(approvals)
-    return GovernanceKit(policy, gateway, approvals, store, keeper, router)
+    return GovernanceKit(policy, gateway, approvals, store, keeper, router, capabilities)

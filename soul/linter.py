@@ -104,6 +104,20 @@ def _flow_rules(soul: Soul) -> Iterator[Finding]:
             yield Finding("flow-rules", WARNING, message, f"flow_rules.{name}")
 
 
+def _mcp_rules(soul: Soul) -> Iterator[Finding]:
+    """`risk_rules.mcp` names servers as mcp.json can (no `.` or `__`), and a `*` below T2
+    lets every tool of a server, those that change things too, run without asking."""
+    for server, tools in soul.risk_rules.mcp.items():
+        place = f"risk_rules.mcp.{server}"
+        if not server or "." in server or "__" in server:
+            message = f"{server!r} cannot be an MCP server's name (no '.' or '__')"
+            yield Finding("mcp-rules", CRITICAL, message, place)
+        wildcard = tools.get("*")
+        if wildcard is not None and tier_rank(wildcard) < 2:
+            message = f"every tool of MCP server {server!r} runs at {wildcard} without asking you"
+            yield Finding("mcp-rules", WARNING, message, f"{place}.*")
+
+
 def _rule_hygiene(soul: Soul) -> Iterator[Finding]:
     """Rule ids are unique (receipts cite them), patterns parse, deny rules offer a way out."""
     risk = soul.risk_rules
@@ -134,6 +148,7 @@ CHECKS: tuple[Callable[[Soul], Iterator[Finding]], ...] = (
     _memory_ethics,
     _crusader_tiers,
     _flow_rules,
+    _mcp_rules,
     _rule_hygiene,
 )
 

@@ -138,6 +138,9 @@ class RiskRules(_Part):
     rules: tuple[RiskRule, ...] = ()
     denylist: tuple[DenyRule, ...] = ()
     effects: EffectRules = EffectRules()
+    # MCP servers' tools: server -> tool (or "*", the rest of that server's tools) -> tier,
+    # over the tier the tool's annotations give it.
+    mcp: dict[str, dict[str, Tier]] = {}
 
 
 class Escalation(_Part):

@@ -25,6 +25,7 @@ NEEDED = {
     "debootstrap",
     "chromium",
     "docker-compose",
+    "npm",
 }
 
 

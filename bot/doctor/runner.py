@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from bot.doctor.local import check_docker, check_home, check_local_model, check_port, check_receipts
+from bot.doctor.mcp import check_mcp
 from bot.doctor.peers import check_clock, check_provider, provider_names
 from bot.doctor.report import Diagnosable, Finding, broken, failed, in_thread, ok, render, to_json
 from core.config import Settings, load_settings, unknown_environment
@@ -85,6 +86,7 @@ def checks(settings: Settings, timeout: float, channels: Sequence[Diagnosable]) 
             lambda: in_thread(lambda: check_receipts(settings)),
             "run `lancelot receipts verify`",
         ),
+        Check("mcp servers", partial(check_mcp, settings, timeout), needed=False, timed=False),
     ]
     return found
 

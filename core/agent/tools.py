@@ -45,6 +45,8 @@ class ToolTable:
     def __init__(self, tools: Iterable[AgentTool] = ()) -> None:
         self._tools: dict[str, AgentTool] = {}
         self._validators: dict[str, Draft202012Validator] = {}
+        self._source: tuple[ToolRegistry, ToolSetup] | None = None
+        self._seen = 0
         for tool in tools:
             self.add(tool)
 
@@ -56,28 +58,49 @@ class ToolTable:
 
     @classmethod
     def offered(cls, registry: ToolRegistry, setup: ToolSetup) -> ToolTable:
-        """Every registered tool that `setup` switches on."""
-        return cls(AgentTool.bound(d, setup) for d in registry.offered(setup))
+        """Every registered tool that `setup` switches on, kept up to date: a tool added to
+        or withdrawn from `registry` later (an MCP server's) is offered, or not, from the
+        next model turn on."""
+        table = cls()
+        table._source = (registry, setup)
+        table._refresh()
+        return table
+
+    def _refresh(self) -> None:
+        """Rebuild from the registry when it changed since the last look."""
+        if self._source is None or self._source[0].version == self._seen:
+            return
+        registry, setup = self._source
+        self._tools.clear()
+        self._validators.clear()
+        for definition in registry.offered(setup):
+            self.add(AgentTool.bound(definition, setup))
+        self._seen = registry.version
 
     def get(self, name: str) -> AgentTool | None:
         """The tool called `name`, if there is one."""
+        self._refresh()
         return self._tools.get(name)
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """What the model is offered."""
+        self._refresh()
         return tuple(t.spec for t in self._tools.values())
 
     def capabilities(self) -> dict[str, str]:
         """Tool name -> the capability its receipts carry (run_command -> shell.exec)."""
+        self._refresh()
         return {name: tool.capability for name, tool in self._tools.items()}
 
     def targets(self, capability: str) -> tuple[str, ...]:
         """The parameters naming what a run of `capability` acted on (none if not offered)."""
+        self._refresh()
         found = (t.flow.named() for t in self._tools.values() if t.capability == capability)
         return next(found, ())
 
     def problems(self, name: str, arguments: dict[str, Any]) -> list[str]:
         """Why `arguments` do not fit the tool's schema (empty: they do)."""
+        self._refresh()
         validator = self._validators[name]
         found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         return [

@@ -30,6 +30,7 @@ FIXED_COMMANDS = (
     "stop",
     "remind",
     "features",
+    "mcp",
 )
 
 

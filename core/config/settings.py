@@ -423,6 +423,24 @@ class FilesSettings(Section):
     """OpenAI's transcription model; default `whisper-1`."""
 
 
+class McpSettings(Section):
+    """MCP servers (declared in their own file, the ecosystem's `mcp.json` format): where that
+    file is, and the bounds on every call to them."""
+
+    config: Path | None = None
+    """The servers' file; default `LANCELOT_HOME/mcp.json` (no file: no servers)."""
+    connect_timeout_seconds: float = Field(default=30.0, gt=0)
+    """How long a server may take to start and list its tools."""
+    call_timeout_seconds: float = Field(default=60.0, gt=0)
+    """How long one tool call may take."""
+    max_result_chars: int = Field(default=20_000, ge=100)
+    """The most text one tool call returns; a longer result is cut and says so."""
+    restart_min_seconds: float = Field(default=1.0, gt=0)
+    """The first wait before a server that died is started again (it doubles)."""
+    restart_max_seconds: float = Field(default=300.0, gt=0)
+    """The longest wait between two restarts."""
+
+
 class Settings(Section):
     """Everything Lancelot reads at startup."""
 
@@ -450,6 +468,7 @@ class Settings(Section):
     delivery: DeliverySettings = DeliverySettings()
     progress: ProgressSettings = ProgressSettings()
     files: FilesSettings = FilesSettings()
+    mcp: McpSettings = McpSettings()
     features: dict[str, bool] = Field(default_factory=dict)
     """`FEATURE_*` switches by name (`crusader: false`); the environment and `features.env` win."""
 

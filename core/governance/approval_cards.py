@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from core.events import Button, Card, CardKind
 from core.governance.approvals import Approval, ApprovalState
 from core.governance.flow import ASK_MARK
+from core.mcp.naming import plain_call, split_capability
 
 
 def clock_text(ts: float) -> str:
@@ -52,6 +53,10 @@ def _what_it_does(approval: Approval, why: str) -> str:
             "workspace: Approve applies exactly these changes (nothing runs again), Deny drops "
             "them."
         )
+    server_tool = split_capability(action.capability)
+    if server_tool is not None:  # a server's tool: say which server does what, with what
+        call = plain_call(*server_tool, action.params)
+        return f"{call}.\n\nLancelot cannot undo what a server does{why}"
     does = _DOES.get(action.capability, "acts with your authority")
     if action.command is not None:
         return f"$ {action.command}\n\nThis {does}{why}"

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from core.mcp.naming import soul_tier, split_capability
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from soul import (
@@ -20,6 +21,7 @@ from soul import (
     denied_by,
     needs_approval,
     stricter,
+    tier_rank,
 )
 
 CACHE_SIZE = 4096
@@ -181,13 +183,25 @@ class PolicyEngine:
                 reason=str(exc),
                 alternatives=("Write the command without unbalanced quotes or deep nesting.",),
             )
+        if _server_change(action, found.tier):
+            return Decision(
+                Verdict.NEEDS_APPROVAL, found.tier, found.rule_ids, found.kinds,
+                reason=f"{found.tier} action needs your approval: Lancelot cannot undo what "
+                "an MCP server does",
+            )  # fmt: skip
         return self._ask_or_allow(soul, found, autonomous)
 
     def _unruled(self, soul: Soul, capability: str) -> Tier | None:
-        """The definition's tier for a capability no rule of the Soul names (None: the
-        Soul's rules and its default tier decide)."""
+        """The tier of a capability no rule of the Soul names: for an MCP server's tool, the
+        Soul's `risk_rules.mcp` entry if it has one; else the definition's (None: the Soul's
+        rules and its default tier decide)."""
         if any(rule.capability == capability for rule in soul.risk_rules.rules):
             return None
+        server_tool = split_capability(capability)
+        if server_tool is not None:
+            chosen = soul_tier(soul.risk_rules.mcp, *server_tool)
+            if chosen is not None:
+                return chosen
         return self._tiers(capability)
 
     def _ask_or_allow(self, soul: Soul, found: Classification, autonomous: bool) -> Decision:
@@ -211,6 +225,12 @@ class PolicyEngine:
             and tier != "T3"
             and not set(kinds) & set(soul.requires_approval)
         )
+
+
+def _server_change(action: ToolAction, tier: Tier) -> bool:
+    """An MCP server's tool at T2 or above: what it does happens on the server, where no
+    dry run sees it and no Undo reaches, so the owner is asked (Crusader mode included)."""
+    return split_capability(action.capability) is not None and tier_rank(tier) >= 2
 
 
 def _facts(action: ToolAction) -> Action:

@@ -39,6 +39,13 @@ class SwitchReceipt(StrEnum):
     """`action_type` of the receipts the owner's switches leave (/features, /crusader)."""
 
     TOGGLED = "feature_switched"  # a FEATURE_* toggle: which, on or off, where kept
+    MCP_SWITCHED = "mcp_switched"  # an MCP server or tool turned on or off from /mcp
+
+
+class McpReceipt(StrEnum):
+    """`action_type` of the receipts an MCP server's tool call leaves."""
+
+    CALLED = "mcp_call"  # server, tool, arguments' digest, result size, duration, error
 
 
 class FileReceipt(StrEnum):
@@ -124,6 +131,8 @@ KINDS = KindRegistry(
         ReceiptKind("verification_failed", S, "an action's check failed: it is rolled back"),
         ReceiptKind("rollback", S, "files put back after a failed verification"),
         ReceiptKind(SwitchReceipt.TOGGLED, S, "a FEATURE_* switch turned on or off"),
+        ReceiptKind(SwitchReceipt.MCP_SWITCHED, S, "an MCP server or tool turned on or off"),
+        ReceiptKind(McpReceipt.CALLED, S, "an MCP server's tool called", "mcp: {subject}"),
         ReceiptKind("crusader", S, "Crusader mode switched on or off"),
         ReceiptKind("soul_amendment_proposed", S, "a change to the Soul proposed"),
         ReceiptKind("soul_amendment_rejected", S, "a proposed Soul change rejected"),

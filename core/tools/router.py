@@ -31,6 +31,13 @@ class Route:
     health: ProviderHealth | None
     local: bool
     order: int  # registration order breaks priority ties
+    prefix: str | None = None  # serves, besides, every capability named so (mcp.)
+
+    def serves(self, capability: str) -> bool:
+        """Whether this provider serves `capability`."""
+        if capability in self.capabilities:
+            return True
+        return self.prefix is not None and capability.startswith(self.prefix)
 
 
 class ToolRouter:
@@ -74,6 +81,16 @@ class ToolRouter:
             raise ValueError(f"a provider named {runner.name!r} is already registered")
         self._routes.append(Route(runner, caps, priority, health, local, len(self._routes)))
 
+    def register_prefix(self, runner: CommandRunner, prefix: str) -> None:
+        """Add a provider for every capability that starts with `prefix`, known now or made
+        at run time (an MCP server's tools, `mcp.<server>.<tool>`)."""
+        if not prefix:
+            raise ValueError(f"{runner.name} serves no capability")
+        if any(r.runner.name == runner.name for r in self._routes):
+            raise ValueError(f"a provider named {runner.name!r} is already registered")
+        order = len(self._routes)
+        self._routes.append(Route(runner, frozenset(), 0, None, False, order, prefix))
+
     def in_safe_mode(self) -> bool:
         """Whether only local sandbox providers may run right now."""
         return self._safe_mode()
@@ -84,7 +101,7 @@ class ToolRouter:
 
     def providers(self, capability: str) -> list[Route]:
         """The providers of a capability, best first (ignoring health and safe mode)."""
-        found = [r for r in self._routes if capability in r.capabilities]
+        found = [r for r in self._routes if r.serves(capability)]
         return sorted(found, key=lambda r: (-r.priority, r.order))
 
     async def run(self, action: ToolAction, capability: str | None) -> ToolResult:

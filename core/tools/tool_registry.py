@@ -16,6 +16,7 @@ class ToolRegistry:
     def __init__(self, definitions: Iterable[ToolDefinition] = ()) -> None:
         self._by_name: dict[str, ToolDefinition] = {}
         self._by_capability: dict[str, ToolDefinition] = {}
+        self.version = 0  # counts the changes, so a table made from it knows it is stale
         for definition in definitions:
             self.add(definition)
 
@@ -28,6 +29,16 @@ class ToolRegistry:
             raise ValueError(f"capability {definition.capability!r} is already {taken.name!r}'s")
         self._by_name[definition.name] = definition
         self._by_capability[definition.capability] = definition
+        self.version += 1
+
+    def remove(self, name: str) -> ToolDefinition | None:
+        """Withdraw the tool called `name` (an MCP server's that went away); the definition
+        withdrawn, or None when there was none."""
+        definition = self._by_name.pop(name, None)
+        if definition is not None:
+            del self._by_capability[definition.capability]
+            self.version += 1
+        return definition
 
     def __iter__(self) -> Iterator[ToolDefinition]:
         return iter(self._by_name.values())

@@ -59,6 +59,8 @@ def test_shipped_v1_passes_with_no_findings() -> None:
         ("auto_approve_tiers: [T1, T2]", "auto_approve_tiers: [T1, T2, T3]", "crusader-tiers"),
         # rule ids are cited by receipts, so they must be unique
         ("- id: git-read-only", "- id: shell-read-only", "unique-rule-ids"),
+        # an MCP rule for a server mcp.json could never name
+        ("  effects:\n", "  mcp:\n    a__b: {git_log: T0}\n  effects:\n", "mcp-rules"),
     ],
 )
 def test_breaking_an_invariant_is_critical(v1_text: str, old: str, new: str, check: str) -> None:
@@ -76,6 +78,18 @@ def test_empty_memory_ethics_is_only_a_warning(v1_text: str) -> None:
     assert report.ok
     assert checks(report, Severity.WARNING) == {"memory-ethics"}
     assert checks(report, Severity.CRITICAL) == set()
+
+
+def test_an_mcp_server_let_run_unasked_is_a_warning(v1_text: str) -> None:
+    text = edit(v1_text, "  effects:\n", '  mcp:\n    git: {git_log: T0, "*": T1}\n  effects:\n')
+    report = lint_text(text)
+    assert report.ok
+    (finding,) = report.findings
+    assert finding.check == "mcp-rules"
+    assert finding.severity is Severity.WARNING
+    assert finding.message == "every tool of MCP server 'git' runs at T1 without asking you"
+    assert report.soul is not None
+    assert report.soul.risk_rules.mcp == {"git": {"git_log": "T0", "*": "T1"}}
 
 
 def test_semantic_findings_point_at_the_line(v1_text: str) -> None:

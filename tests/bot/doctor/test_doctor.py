@@ -430,3 +430,19 @@ async def test_json_alone_names_a_refused_provider_and_an_unknown_switch(tmp_pat
         "FEATURE_CRUSADR is not one of Lancelot's switches; did you mean FEATURE_CRUSADER?"
         in (checks["environment"]["detail"])
     )
+
+
+async def test_each_mcp_server_is_started_and_reported(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    time_server = str(Path(sys.executable).parent / "mcp-server-time")
+    servers = {"time": {"command": time_server}, "gone": {"command": str(tmp_path / "none")}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    _, out = await doctor(base_env(tmp_path), "--timeout", "30")
+    lines = out.splitlines()
+    assert any(
+        line.startswith("✓ mcp time ") and "ready over stdio, 2 tools" in line for line in lines
+    ), out
+    gone = next(line for line in lines if line.startswith("✗ mcp gone "))
+    assert "no such program" in gone
+    assert "(optional)" in gone

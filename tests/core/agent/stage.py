@@ -62,6 +62,13 @@ class Stage:
     async def stop(self) -> None:
         await self._stack.aclose()
 
+    async def restart(self) -> None:
+        """Stop the app and start it again on the same home, with a fresh phone."""
+        await self.stop()
+        self._stack = AsyncExitStack()
+        self.phone = MemoryChannel()
+        await self.start()
+
     @property
     def workspace(self) -> Path:
         return self._settings.home / "workspace"
@@ -79,17 +86,14 @@ class Stage:
         self._relay.target = router
         self._limits = limits
 
-    async def say(self, text: str) -> Card:
-        """Send as the owner; the first card back."""
+    async def say(self, text: str, wait: float = 5.0) -> Card:
+        """Send as the owner; the first card back (within `wait` seconds)."""
         if self._limits != self._running_limits:
-            await self.stop()
-            self._stack = AsyncExitStack()
-            self.phone = MemoryChannel()
-            await self.start()
-        return await say(self.app, self.phone, text)
+            await self.restart()
+        return await say(self.app, self.phone, text, wait)
 
-    async def next_card(self) -> Card:
-        return (await self.phone.next_card())[1]
+    async def next_card(self, wait: float = 5.0) -> Card:
+        return (await self.phone.next_card(wait))[1]
 
     async def receipts(self, action_type: str) -> list[StoredReceipt]:
         """Receipts of one type, oldest first."""

@@ -1,0 +1,69 @@
+"""Wiring: the MCP servers of mcp.json, started behind readiness on the app's supervisor;
+their tools followed into the tool registry, run by one governed provider, and switched
+from /mcp."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from bot.governance import GovernanceKit
+from bot.kernel import Kernel
+from core.agent.mcp_commands import McpCommands
+from core.agent.mcp_runner import McpRunner
+from core.agent.mcp_tools import McpToolFollower
+from core.config import Settings
+from core.mcp import McpLimits, McpServers, config_path, load_config
+from core.mcp.choices import CHOICES_FILE, McpChoices
+from core.mcp.model import ToolHints
+from core.mcp.naming import PREFIX, annotated_tier, soul_tier
+from core.receipts.redaction import Redactor
+from core.runtime.backoff import BackoffConfig
+from soul.schema import Tier
+
+log = logging.getLogger(__name__)
+
+
+def mcp_limits(settings: Settings) -> McpLimits:
+    """The bounds of the settings' `mcp` section."""
+    mcp = settings.mcp
+    return McpLimits(
+        connect_timeout=mcp.connect_timeout_seconds,
+        call_timeout=mcp.call_timeout_seconds,
+        max_result_chars=mcp.max_result_chars,
+        restart=BackoffConfig(mcp.restart_min_seconds, mcp.restart_max_seconds),
+    )
+
+
+async def wire_mcp(kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None) -> McpServers:
+    """Each declared server connecting in the background (the app is ready without them);
+    a bad mcp.json or entry is one warning line, and the rest start. Without governance
+    (FEATURE_SOUL off) the servers run but their tools are offered to no model."""
+    config = load_config(config_path(kernel.settings))
+    for problem in config.problems:
+        log.warning("MCP servers: %s", problem)
+    choices = McpChoices(kernel.home / CHOICES_FILE)
+    servers = McpServers(
+        config, redactor, kernel.tasks, mcp_limits(kernel.settings), choices.switched_off()
+    )
+    follower = McpToolFollower(kernel.tools, choices)
+    servers.on_change(follower.follow)
+    if kit is not None:
+        runner = McpRunner(servers, kit.capabilities, choices, kernel.ledger, redactor)
+        kit.tools.register_prefix(runner, PREFIX)
+
+    def tier(server: str, tool: str) -> Tier:
+        chosen = soul_tier(kit.keeper().risk_rules.mcp, server, tool) if kit else None
+        state = servers.state(server)
+        info = state.tool(tool) if state is not None else None
+        return chosen or annotated_tier(info.hints if info is not None else ToolHints())
+
+    McpCommands(
+        kernel.commands, servers, choices, follower, kernel.tokens, kernel.ledger, tier
+    ).register()
+    for state in servers.states():  # a server down degrades Lancelot, never unreadies it
+        kernel.health.register(
+            f"mcp {state.name}", partial(servers.health, state.name), optional=True
+        )
+    kernel.status_fields["MCP servers"] = servers.summary
+    return await kernel.stack.enter_async_context(servers)
