@@ -99,12 +99,15 @@ async def test_a_new_branch_and_checkout_move_head(
 async def test_a_hook_or_config_change_is_named(
     effects: ShellEffects, capabilities: CapabilityTokens, repo: dict[str, str]
 ) -> None:
-    command = "cd repo && git config core.pager cat && echo 'echo hi' > .git/hooks/pre-commit"
+    """A repository's config and hooks are masked (sensitive): a dry run cannot change
+    them; a new repository's own, made by the command, are named."""
+    for command in ("cd repo && git config core.pager cat", "echo hi > repo/.git/hooks/x"):
+        masked = await dry_run(effects, capabilities, command)
+        assert masked.result.exit_code != 0, command
+        assert "git_config" not in masked.effects.categories(), command
+    command = "git init -q fresh && cd fresh && git config core.pager cat"
     run = await dry_run(effects, capabilities, command)
-    assert run.effects.categories()["git_config"] == (
-        "repo/.git/config",
-        "repo/.git/hooks/pre-commit",
-    )
+    assert "fresh/.git/config" in run.effects.categories()["git_config"]
 
 
 async def test_removing_the_repository_deletes_every_branch(
