@@ -171,3 +171,17 @@ async def test_an_answer_shaped_by_a_page_carries_its_label_into_the_next_reques
         )
         await lancelot.say("carry on")
         assert (lancelot.workspace / "notes" / "fresh.txt").exists()
+
+
+def test_the_asking_action_carries_the_names_its_card_shows() -> None:
+    """The sandbox shows an approved run exactly the sensitive files its card named."""
+    from core.governance.sensitive import revealing
+
+    action, ask = revealing(ToolAction("shell.exec", "diff .env ./.en? notes/a.txt"))
+    assert action.params["reveal"] == [".env", "./.en?"]
+    assert ".env, ./.en?" in (ask or "")
+    plain = ToolAction("shell.exec", "f=.e; cat ${f}nv")
+    assert revealing(plain) == (plain, None)
+    judged, asks = FlowChecks().judge(ToolAction("shell.exec", "cat .env"), RequestFlow("hi"))
+    assert judged.params["reveal"] == [".env"]
+    assert "reads .env" in (asks.ask or "")
