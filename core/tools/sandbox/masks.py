@@ -9,10 +9,17 @@ filtered copy or a check of what a command prints:
   mount covers: a name built at run time (`f=.e; cat ${f}nv`), a glob, `tar c .`,
   `grep -r`, `find -exec`, a program in Python, a copy of the whole tree (it copies the
   empty stand-in), a symlink (it resolves to the covered path inside the container);
-- the mount sits on the file itself (its dentry), so it stays with it if a folder above is
-  renamed while a container lives; the file cannot be written, truncated, renamed, deleted
-  or hard-linked from inside (a read-only mount that is busy, on another mount: EROFS,
-  EBUSY, EXDEV), so a dry run never shows a change to it and its apply never loses it;
+- the file cannot be written, truncated, renamed, deleted or hard-linked from inside (a
+  read-only mount that is busy, on another mount: EROFS, EBUSY, EXDEV), so a dry run never
+  shows a change to it and its apply never loses it;
+- a mount sits on the directory entry it was made on. When the host replaces that entry (a
+  file saved by rename, `git config`, a folder above removed and made again), the kernel
+  drops the mount, and a dry-run overlay made before keeps seeing the old folders. So the
+  masks carry the identity (device, inode) of every masked path and of each folder above
+  it: a container made for other identities is never used, whatever the paths' names;
+- a repository's `.git/config` is one git must read: its stand-in keeps what git needs and
+  drops what can hold credentials (gitconfig.py), and a config holding nothing it drops is
+  not masked at all, so git writes it in a dry run as it would for real;
 - a hard link to a sensitive file under another name is the one route a path does not
   cover: the scan finds such links (only when a sensitive file has more than one) and
   covers them too;
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import os
 import posixpath
 import shutil
@@ -35,10 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.tools.sandbox.gitconfig import holds_more, is_repository_config, sanitized
 from core.tools.workspace import MOUNT, is_sensitive
 
 REVEAL = "reveal"  # the action parameter listing the sensitive names an approval showed
 _GLOB = frozenset("*?[")
+_CONFIG_LIMIT = 1 << 20  # a repository config larger than this is masked whole
+Identity = tuple[tuple[int, int], ...]  # (device, inode) of a path and each folder above it
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +58,10 @@ class Masks:
 
     files: frozenset[str] = frozenset()
     dirs: frozenset[str] = frozenset()
+    # What a file's stand-in holds when not nothing (a repository config git needs).
+    contents: frozenset[tuple[str, bytes]] = frozenset()
+    # Each masked path's identity when scanned: masks equal only if these are too.
+    identities: frozenset[tuple[str, Identity]] = frozenset()
 
     def without(self, named: Iterable[str]) -> Masks:
         """These masks less the paths `named` names (as a command names them: `.env`,
@@ -56,16 +71,25 @@ class Masks:
         if not patterns:
             return self
 
-        def kept(paths: frozenset[str]) -> frozenset[str]:
-            return frozenset(p for p in paths if not any(_names(n, p) for n in patterns))
+        def gone(path: str) -> bool:
+            return any(_names(n, path) for n in patterns)
 
-        return Masks(kept(self.files), kept(self.dirs))
+        return Masks(
+            frozenset(p for p in self.files if not gone(p)),
+            frozenset(p for p in self.dirs if not gone(p)),
+            frozenset(c for c in self.contents if not gone(c[0])),
+            frozenset(i for i in self.identities if not gone(i[0])),
+        )
 
     def mounts(self, stand_ins: StandIns) -> list[Any]:
         """The Docker mounts that put the stand-ins over these paths, read-only."""
         from docker.types import Mount
 
-        found = [(path, stand_ins.file) for path in sorted(self.files)]
+        texts = dict(self.contents)
+        found = [
+            (path, stand_ins.holding(texts[path]) if path in texts else stand_ins.file)
+            for path in sorted(self.files)
+        ]
         found += [(path, stand_ins.folder) for path in sorted(self.dirs)]
         return [
             Mount(f"{MOUNT}/{path}", str(source), type="bind", read_only=True)
@@ -101,9 +125,11 @@ def _names(pattern: str, path: str) -> bool:
 
 def find_sensitive(root: Path) -> Masks:
     """Every sensitive file and folder under `root`, symlinks not followed, plus every
-    other name of a sensitive file that has hard links. Blocking: call it in a thread."""
+    other name of a sensitive file that has hard links; a repository config only if it
+    holds something its stand-in drops. Blocking: call it in a thread."""
     files: set[str] = set()
     dirs: set[str] = set()
+    contents: set[tuple[str, bytes]] = set()
     linked: set[tuple[int, int]] = set()
     for path, entry in _walk(root, prune=is_sensitive):
         if not is_sensitive(path):
@@ -111,12 +137,44 @@ def find_sensitive(root: Path) -> Masks:
         if entry.is_dir(follow_symlinks=False):
             dirs.add(path)
             linked |= _linked_inside(root / path)
-        else:
-            files.add(path)
-            linked |= _linked([entry])
+            continue
+        if is_repository_config(path) and entry.is_file(follow_symlinks=False):
+            text = _repository_config(root / path)
+            if text is None:
+                continue
+            contents.add((path, text))
+        files.add(path)
+        linked |= _linked([entry])
     if linked:
         files |= {p for p, e in _walk(root, prune=is_sensitive) if _inode(e) in linked}
-    return Masks(frozenset(files), frozenset(dirs))
+    identities = frozenset((p, _identity(root, p)) for p in files | dirs)
+    return Masks(frozenset(files), frozenset(dirs), frozenset(contents), identities)
+
+
+def _repository_config(path: Path) -> bytes | None:
+    """What a repository config's stand-in holds; None if it needs none (it holds nothing
+    the stand-in would drop). Unreadable or too big to check: an empty stand-in."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(_CONFIG_LIMIT + 1)
+    except OSError:
+        return b""
+    if len(raw) > _CONFIG_LIMIT:
+        return b""
+    return sanitized(raw) if holds_more(raw) else None
+
+
+def _identity(root: Path, path: str) -> Identity:
+    """(device, inode) of `path` and of each folder above it inside `root`."""
+    parts = path.split("/")
+    found = []
+    for depth in range(1, len(parts) + 1):
+        try:
+            info = os.lstat(root.joinpath(*parts[:depth]))
+        except OSError:
+            break
+        found.append((info.st_dev, info.st_ino))
+    return tuple(found)
 
 
 def _walk(root: Path, prune: Any = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -196,6 +254,18 @@ class StandIns:
                     shutil.rmtree(self.folder)
             self.folder.mkdir()
         os.chmod(self.folder, 0o555)  # noqa: S103 - empty, and mounted read-only
+
+    def holding(self, text: bytes) -> Path:
+        """A read-only stand-in holding `text` (a sanitized repository config), made once
+        per content and checked on every use (the folder is the owner's, but outlives us)."""
+        path = self._base / f"config-{hashlib.sha256(text).hexdigest()[:32]}"
+        if path.is_symlink() or not path.is_file() or path.read_bytes() != text:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(path, 0o600, follow_symlinks=False)
+                path.unlink()
+            path.write_bytes(text)
+        os.chmod(path, 0o444)
+        return path
 
     def close(self) -> None:
         """Remove the private temporary folder, if this made one."""

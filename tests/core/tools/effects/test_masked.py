@@ -3,13 +3,16 @@ holds no secret, its effects never name one, and an apply never loses one."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import ShellEffects
 from core.tools.workspace import Workspace
-from tests.core.tools.sandbox.secrets_ws import READS, SECRET, intact, leaks, plant
+from tests.core.tools.effects.support import git
+from tests.core.tools.sandbox.secrets_ws import READS, SECRET, intact, leaks, make_repo, plant
 from tests.fakes.workspace import put
 
 
@@ -60,3 +63,35 @@ async def test_a_sensitive_file_added_after_the_slots_were_made_is_masked(
     put(workspace.root / "keys" / "server.key", f"{SECRET}\n")
     run = await dry_run(effects, capabilities, "cat keys/server.k''ey")
     assert SECRET not in run.result.output
+
+
+async def test_git_works_in_a_dry_run_after_the_repository_was_made_again(
+    effects: ShellEffects, capabilities: CapabilityTokens, workspace: Workspace
+) -> None:
+    """The waiting slots' masks were made on the old .git: a slot that would show the
+    old, removed folders is never used."""
+    make_repo(workspace.root)
+    await dry_run(effects, capabilities, "true")  # the waiting slots mask the old config
+    shutil.rmtree(workspace.root / ".git")
+    make_repo(workspace.root)
+    run = await dry_run(effects, capabilities, "git status --short && git log --oneline")
+    assert run.result.exit_code == 0, run.result.output
+    assert "one" in run.result.output
+    assert run.effects.effects == ()
+
+
+async def test_a_masked_config_is_never_changed_nor_lost_on_apply(
+    effects: ShellEffects, capabilities: CapabilityTokens, workspace: Workspace
+) -> None:
+    make_repo(workspace.root)
+    config = (workspace.root / ".git" / "config").read_text()
+    for command in ("git remote add evil /tmp/evil", "git config core.pager cat"):
+        run = await dry_run(effects, capabilities, command)
+        assert run.result.exit_code != 0, command
+        assert ".git/config" not in {effect.path for effect in run.effects.effects}, command
+    commit = "git -c user.name=t -c user.email=t@example.org commit -q --allow-empty -m two"
+    run = await dry_run(effects, capabilities, commit)
+    assert run.result.exit_code == 0, run.result.output
+    await effects.apply(run.id, run.effects.digest)
+    assert (workspace.root / ".git" / "config").read_text() == config
+    assert "two" in git(workspace.root, "-c", "safe.directory=*", "log", "--oneline")

@@ -7,6 +7,7 @@ import base64
 import binascii
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from tests.fakes.workspace import own, put
@@ -67,3 +68,23 @@ def leaks(output: str) -> bool:
 def intact(root: Path, planted: dict[str, str]) -> bool:
     """Whether every planted file still holds exactly what it held."""
     return all((root / name).read_text() == text for name, text in planted.items())
+
+
+GIT_CONFIG = (
+    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+    f'[remote "origin"]\n\turl = https://ada:{SECRET}-git@example.org/r.git\n'
+    '[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n'
+)
+
+
+def make_repo(root: Path, config: str = GIT_CONFIG) -> None:
+    """A repository at `root` (one commit on main, a file `f`) whose config is `config`
+    (by default one with a token in its remote's URL), owned by the command user."""
+    git = ["git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run([*git, "init", "-q", "-b", "main", str(root)], check=True)
+    (root / "f").write_text("one\n")
+    subprocess.run([*git, "-C", str(root), "add", "f"], check=True)
+    subprocess.run([*git, "-C", str(root), "commit", "-q", "-m", "one"], check=True)
+    (root / ".git" / "config").write_text(config)
+    own(root)

@@ -12,7 +12,15 @@ from core.tools.capability import CapabilityTokens
 from core.tools.sandbox import DockerSandbox
 from core.tools.sandbox.masks import REVEAL, find_sensitive
 from core.tools.workspace import Workspace
-from tests.core.tools.sandbox.secrets_ws import ENV, READS, SECRET, intact, leaks, plant
+from tests.core.tools.sandbox.secrets_ws import (
+    ENV,
+    READS,
+    SECRET,
+    intact,
+    leaks,
+    make_repo,
+    plant,
+)
 from tests.core.tools.sandbox.support import run
 from tests.fakes.workspace import put
 
@@ -100,3 +108,29 @@ def test_the_scan_finds_every_place_and_no_more(workspace: Workspace) -> None:
         ".git/config",
         "notes/innocent.txt",
     }
+
+
+async def test_git_works_beside_a_config_holding_a_token(
+    sandbox: DockerSandbox, capabilities: CapabilityTokens, workspace: Workspace
+) -> None:
+    make_repo(workspace.root)
+    command = "git status --short && git log --oneline && git remote -v && cat .git/con''fig"
+    result = await run(sandbox, capabilities, command)
+    assert result.exit_code == 0, result.output
+    assert "one" in result.output
+    assert "origin\thttps://example.org/r.git (fetch)" in result.output
+    assert not leaks(result.output), result.output
+    assert SECRET in (workspace.root / ".git" / "config").read_text()
+
+
+async def test_a_masked_file_replaced_on_the_host_stays_masked(
+    sandbox: DockerSandbox, capabilities: CapabilityTokens, workspace: Workspace
+) -> None:
+    """Saving a file by rename (editors, `git config`) drops a mount made on the old file:
+    a container made before must not serve the next run."""
+    put(workspace.root / ".env", ENV)
+    await run(sandbox, capabilities, "true")  # the pool is warm, .env masked
+    saved = put(workspace.root / ".env.new", f"API_KEY={SECRET}-new\n")
+    saved.replace(workspace.root / ".env")
+    result = await run(sandbox, capabilities, "f=.e; cat ${f}nv")
+    assert not leaks(result.output), result.output
