@@ -4,9 +4,10 @@ git must read `.git/config` to work at all (the repository format, `extensions.o
 `core.*`, which branch tracks which remote), so an empty stand-in would break it; but the
 same file can hold credentials: a token in a remote's URL, an `http.*.extraheader`, a
 `credential` helper, a `url.*.insteadOf` that rewrites to a URL with a password. Its stand-in
-keeps only an allowlist (core, extensions, branch, and each remote's settings with the URLs'
-user, password, query and fragment dropped); a config that keeps all it holds needs no
-stand-in at all, so git in the sandbox writes it as freely as on the host.
+keeps only an allowlist (core but its ssh command and askpass, extensions, branch, and each
+remote's settings, every URL without user, password, query and fragment); a config that
+keeps all it holds needs no stand-in at all, so git in the sandbox writes it as freely as on
+the host, and a dry run shows such a change on its card.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import subprocess
 from urllib.parse import urlsplit, urlunsplit
 
 KEPT_SECTIONS = frozenset({"core", "extensions", "branch", "remote"})
-_URL_KEYS = frozenset({"url", "pushurl"})
+# Kept sections' keys that run a program which may be given a password on its command line.
+DROPPED_KEYS = frozenset({("core", "sshcommand"), ("core", "askpass")})
 _TIMEOUT = 10.0
 _PATH = os.environ.get("PATH", "/usr/bin:/bin")  # no user or system config is read
 
@@ -36,10 +38,10 @@ def sanitized(raw: bytes) -> bytes:
     header = ""
     for key, value in entries:
         section, subsection, name = _split(key)
-        if section not in KEPT_SECTIONS:
+        if section not in KEPT_SECTIONS or (section, name) in DROPPED_KEYS:
             continue
-        if section == "remote" and name in _URL_KEYS and value is not None:
-            value = _without_userinfo(value)
+        if value is not None:
+            value = _without_userinfo(value)  # a remote's url, pushurl, proxy
         wanted = f"[{section}]" if subsection is None else f'[{section} "{_quoted(subsection)}"]'
         if wanted != header:
             lines.append(wanted)

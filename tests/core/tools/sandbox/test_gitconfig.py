@@ -16,12 +16,14 @@ WITH_CREDENTIALS = f"""\
 \trepositoryformatversion = 1
 \tbare = false
 \tlogallrefupdates
+\tsshCommand = sshpass -p {TOKEN} ssh
 [extensions]
 \tobjectformat = sha1
 [remote "origin"]
 \turl = https://ada:{TOKEN}@example.org/r.git?access_token={TOKEN}
 \tpushurl = ada:{TOKEN}@example.org:r.git
 \tfetch = +refs/heads/*:refs/remotes/origin/*
+\tproxy = http://ada:{TOKEN}@proxy.example.org:3128
 [branch "main"]
 \tremote = origin
 \tmerge = refs/heads/main
@@ -61,6 +63,7 @@ def test_the_stand_in_keeps_what_git_needs(tmp_path: Path) -> None:
     assert config_of(kept, tmp_path, "remote.origin.fetch") == "+refs/heads/*:refs/remotes/origin/*"
     assert config_of(kept, tmp_path, "remote.origin.url") == "https://example.org/r.git"
     assert config_of(kept, tmp_path, "remote.origin.pushurl") == "example.org:r.git"
+    assert config_of(kept, tmp_path, "remote.origin.proxy") == "http://proxy.example.org:3128"
 
 
 def test_the_stand_in_drops_every_credential(tmp_path: Path) -> None:
