@@ -12,6 +12,7 @@ the host, and a dry run shows such a change on its card.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from urllib.parse import urlsplit, urlunsplit
@@ -20,12 +21,25 @@ KEPT_SECTIONS = frozenset({"core", "extensions", "branch", "remote"})
 # Kept sections' keys that run a program which may be given a password on its command line.
 DROPPED_KEYS = frozenset({("core", "sshcommand"), ("core", "askpass")})
 _TIMEOUT = 10.0
+_REMEMBERED = 64
+_STAND_INS: dict[bytes, bytes | None] = {}  # sha256 of a config -> its stand-in
 _PATH = os.environ.get("PATH", "/usr/bin:/bin")  # no user or system config is read
 
 
 def is_repository_config(path: str) -> bool:
     """Whether a workspace path (relative, posix) is a repository's `.git/config`."""
     return path == ".git/config" or path.endswith("/.git/config")
+
+
+def stand_in(raw: bytes) -> bytes | None:
+    """What the sandbox sees of a repository config `raw`: its stand-in, or None when it
+    needs none. Remembered by content (the scan before every command asks again)."""
+    key = hashlib.sha256(raw).digest()
+    if key not in _STAND_INS:
+        if len(_STAND_INS) >= _REMEMBERED:
+            _STAND_INS.pop(next(iter(_STAND_INS)))
+        _STAND_INS[key] = sanitized(raw) if holds_more(raw) else None
+    return _STAND_INS[key]
 
 
 def sanitized(raw: bytes) -> bytes:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.tools.sandbox.gitconfig import holds_more, is_repository_config, sanitized
+from core.tools.sandbox.gitconfig import is_repository_config, stand_in
 from core.tools.workspace import MOUNT, is_sensitive
 
 REVEAL = "reveal"  # the action parameter listing the sensitive names an approval showed
@@ -161,7 +161,7 @@ def _repository_config(path: Path) -> bytes | None:
         return b""
     if len(raw) > _CONFIG_LIMIT:
         return b""
-    return sanitized(raw) if holds_more(raw) else None
+    return stand_in(raw)
 
 
 def _identity(root: Path, path: str) -> Identity:
