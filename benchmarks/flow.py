@@ -19,12 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.agent.catalog import built_in_tools
 from core.agent.flow_checks import FlowChecks
 from core.governance.flow import RequestFlow
 from core.llm.redaction import PiiRedactor
 from core.receipts.redaction import Redactor
 from core.tools.action import ToolAction
 
+TOOLS = built_in_tools()
 PAGE = ("Tomatoes like warm soil. See https://garden.example/tomatoes/blight for more. " * 55)[
     :4096
 ]
@@ -43,8 +45,10 @@ def a_request() -> RequestFlow:
     """A request that has read memory, a workspace file and a page."""
     flow = RequestFlow(OWNER)
     flow.knows_private("memory")
-    flow.observe(ToolAction("file.read", None, {"path": "/workspace/notes/todo.txt"}), PAGE[:600])
-    flow.observe(ToolAction("web.fetch", None, {"url": "https://garden.example/news"}), PAGE)
+    read = ToolAction("file.read", None, {"path": "/workspace/notes/todo.txt"})
+    flow.observe(read, TOOLS.flow_of(read.capability), PAGE[:600])
+    fetch = ToolAction("web.fetch", None, {"url": "https://garden.example/news"})
+    flow.observe(fetch, TOOLS.flow_of(fetch.capability), PAGE)
     return flow
 
 
@@ -54,9 +58,10 @@ def per_call(checks: FlowChecks, action: ToolAction, calls: int) -> list[float]:
     for _ in range(calls):
         flow = a_request()
         started = time.perf_counter()
-        checks.carries_secret(action.capability, dict(action.params))
-        checks.judge(action, flow)
-        flow.observe(action, PAGE)
+        spec = TOOLS.flow_of(action.capability)
+        checks.carries_secret(spec, dict(action.params))
+        checks.judge(action, spec, flow)
+        flow.observe(action, spec, PAGE)
         timings.append((time.perf_counter() - started) * 1e6)
     return timings
 

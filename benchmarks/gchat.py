@@ -31,9 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp
 
 from bot.app import assemble
-from bot.gchat import attach_gchat, gchat_endpoint, render
-from bot.gchat.certs import CertCache
-from bot.gchat.verify import RequestVerifier
+from bot.channels.gchat import render
+from bot.channels.gchat.certs import CertCache
+from bot.channels.gchat.setup import attach_gchat, gchat_endpoint
+from bot.channels.gchat.verify import RequestVerifier
+from bot.pairing import OwnerBook
 from core.config import load_settings
 from core.delivery.outbox import DeliveryPolicy
 from core.events import Card, CardKind
@@ -90,7 +92,11 @@ async def main(count: int) -> None:
         assert endpoint is not None
         policy = DeliveryPolicy(global_rate=0, group_rate=0)
         async with assemble(settings, routes=endpoint.routes(), delivery=policy) as app:
-            await attach_gchat(app, endpoint=endpoint)
+            await attach_gchat(
+                app,
+                endpoint=endpoint,
+                owners=OwnerBook(app.settings, app.home, channels=list(app.channels)),
+            )
             url = f"{app.web_url}/gchat/events"
             owner = ChatUser(google, url, PROJECT, email=OWNER)
 

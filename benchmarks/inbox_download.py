@@ -35,7 +35,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bot.app import assemble  # noqa: E402
-from bot.telegram import TelegramTuning, attach_telegram  # noqa: E402
+from bot.channels.telegram.application import TelegramTuning  # noqa: E402
+from bot.channels.telegram.setup import attach_telegram  # noqa: E402
+from bot.pairing import OwnerBook  # noqa: E402
 from core.config import load_settings  # noqa: E402
 from tests.fakes.telegram import DEFAULT_USER_ID, FakeTelegram  # noqa: E402
 
@@ -101,7 +103,11 @@ async def main(rounds: int, megabytes: float, chunk_delay_ms: float) -> None:
                 }
             )
             async with assemble(settings) as app:
-                await attach_telegram(app, tuning=TUNING)
+                await attach_telegram(
+                    app,
+                    tuning=TUNING,
+                    owners=OwnerBook(app.settings, app.home, channels=list(app.channels)),
+                )
                 app.health.mark_ready()
                 inbox = app.home / "workspace" / "inbox"
                 times: list[float] = []

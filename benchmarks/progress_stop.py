@@ -42,7 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bot.app import Lancelot, assemble  # noqa: E402
-from bot.telegram import attach_telegram  # noqa: E402
+from bot.channels.telegram.setup import attach_telegram  # noqa: E402
+from bot.pairing import OwnerBook  # noqa: E402
 from core.agent.quest import AgentLimits  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.delivery.outbox import DeliveryPolicy  # noqa: E402
@@ -50,7 +51,7 @@ from core.llm.types import Completion, ModelRouter  # noqa: E402
 from core.receipts.base import ReceiptQuery  # noqa: E402
 from core.tools.action import ToolAction  # noqa: E402
 from core.tools.base import CommandRunner, ToolResult  # noqa: E402
-from tests.bot.telegram.harness import TUNING, settings_for  # noqa: E402
+from tests.bot.channels.telegram.harness import TUNING, settings_for  # noqa: E402
 from tests.fakes.scripted_model import ScriptedRouter, call, final  # noqa: E402
 from tests.fakes.telegram import FakeTelegram, SentMessage  # noqa: E402
 
@@ -85,7 +86,11 @@ async def running(settings: Settings, model: ModelRouter, turns: int) -> AsyncIt
     """Lancelot on the fake Bot API, paced as in production, allowed `turns` model turns."""
     limits = AgentLimits(max_iterations=turns)
     async with assemble(settings, delivery=PRODUCTION, models=model, agent_limits=limits) as app:
-        await attach_telegram(app, tuning=TUNING)
+        await attach_telegram(
+            app,
+            tuning=TUNING,
+            owners=OwnerBook(app.settings, app.home, channels=list(app.channels)),
+        )
         app.health.mark_ready()
         yield app
 

@@ -9,41 +9,17 @@ from bot.kernel import Kernel
 from bot.memory import agent_memory
 from core.agent.agent import CARRY_OUT, Agent
 from core.agent.budget_hold import BudgetHold
-from core.agent.file_tools import send_file_tool
 from core.agent.flow_checks import FlowChecks
-from core.agent.memory_tools import memory_tools
 from core.agent.progress import STOP, ProgressTuning
 from core.agent.quest import AgentLimits
-from core.agent.schedule_tools import propose_job_tool
 from core.agent.stops import RunningTasks
 from core.agent.tools import ToolTable
-from core.agent.web_tools import web_tools
-from core.agent.workspace_tools import default_tools
-from core.config import Settings
 from core.llm.budget import Budget
 from core.llm.types import ModelRouter
 from core.memory import Memory
+from core.tools.definition import ToolSetup
 from core.tools.workspace import Workspace
 from soul.schema import FlowRules
-
-
-def agent_tools(
-    settings: Settings, workspace: Workspace, governed: bool, remembers: bool
-) -> ToolTable:
-    """Every tool the model is offered, as configured: the workspace's, send_file, memory's
-    (with memory), the web lookups that are set up, and propose_job (with governance: the
-    scheduler's schedule.propose provider serves it)."""
-    tools = default_tools(workspace)
-    tools.add(send_file_tool())
-    if remembers:
-        for tool in memory_tools():
-            tools.add(tool)
-    lookups = settings.lookups
-    for tool in web_tools(lookups.fetch_allowlist, lookups.search_enabled):
-        tools.add(tool)
-    if governed:
-        tools.add(propose_job_tool())
-    return tools
 
 
 def wire_agent(
@@ -63,7 +39,8 @@ def wire_agent(
     """
     gateway = kit.gateway if kit is not None else None
     workspace = Workspace(app.home / "workspace")
-    tools = agent_tools(app.settings, workspace, kit is not None, memory is not None)
+    setup = ToolSetup(app.settings, workspace, kit is not None, memory is not None)
+    tools = ToolTable.offered(app.tools, setup)
     running = RunningTasks(app.bus, app.ledger, app.tokens, app.tasks, _progress(app))
     limits = limits or AgentLimits(local_answers=app.settings.llm.local_model is not None)
     agent = Agent(

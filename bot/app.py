@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from aiohttp import web
 
 from bot.agent import wire_agent
+from bot.channels.registry import CHANNELS, ChannelRegistry
 from bot.features import wire_features
 from bot.files import FilesKit, wire_files
 from bot.governance import GovernanceKit, wire_governance
@@ -26,6 +27,7 @@ from bot.web.app import build_web_app, owner_zone
 from bot.web.memory import MemoryPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
+from core.agent.catalog import BUILT_IN
 from core.agent.quest import AgentLimits
 from core.bus import Bus
 from core.clock import Clock
@@ -54,6 +56,8 @@ from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.skills.runner import SkillRunner
 from core.state import open_state_db
+from core.tools.definition import ToolDefinition
+from core.tools.tool_registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,21 +73,20 @@ class Lancelot(Kernel):
     scheduler: Scheduler
     alerts: HealthAlerts
     onboarding: Onboarding  # the first conversation; pairing calls its `welcome`
+    channels: ChannelRegistry  # the channels this process knows
 
 
-def redactor_for(settings: Settings) -> Redactor:
-    """A redactor that also knows every configured secret value."""
+def redactor_for(settings: Settings, channels: ChannelRegistry = CHANNELS) -> Redactor:
+    """A redactor that also knows every configured secret value, each channel's included."""
     values = [
         settings.secret,
-        settings.telegram.bot_token,
-        settings.telegram.webhook_secret,
-        settings.gchat.webhook_url,
         settings.llm.openai_api_key,
         settings.llm.anthropic_api_key,
         settings.llm.gemini_api_key,
         settings.lookups.search_api_key,
     ]
-    return Redactor(v.get_secret_value() for v in values if v is not None)
+    own = [v.get_secret_value() for v in values if v is not None]
+    return Redactor([*own, *(value for spec in channels for value in spec.secret_values(settings))])
 
 
 async def _ledger_check(ledger: SqliteLedger) -> str | None:
@@ -102,6 +105,8 @@ async def assemble(
     models: ModelRouter | None = None,
     agent_limits: AgentLimits | None = None,
     register: Callable[[CommandRegistry], None] | None = None,
+    channels: ChannelRegistry = CHANNELS,
+    tools: Iterable[ToolDefinition] = (),
 ) -> AsyncIterator[Lancelot]:
     """Build and start every service; stop them in reverse order on exit.
 
@@ -110,7 +115,9 @@ async def assemble(
     to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
     replaces the model router built from the settings for the agent, `agent_limits` the
     agent's limits; `register` adds commands or button actions of the caller's (tests, an
-    embedding program). Commands and button actions are fixed once this yields.
+    embedding program); `channels` are the channels it knows (their secrets are redacted);
+    `tools` are tool definitions of the caller's, offered beside the built-in ones. Commands
+    and button actions are fixed once this yields.
     """
     async with AsyncExitStack() as stack:
         kernel = await _start_kernel(
@@ -121,8 +128,10 @@ async def assemble(
             routes=routes,
             delivery=delivery,
             clock=clock,
+            channels=channels,
+            tools=ToolRegistry((*BUILT_IN, *tools)),
         )
-        app = await _wire(kernel, clock, models, agent_limits)
+        app = await _wire(kernel, clock, models, agent_limits, channels)
         if register is not None:
             register(app.commands)
         orchestrator = Orchestrator(
@@ -163,6 +172,8 @@ async def _start_kernel(
     routes: Iterable[web.RouteDef],
     delivery: DeliveryPolicy | None,
     clock: Clock | None,
+    channels: ChannelRegistry,
+    tools: ToolRegistry,
 ) -> Kernel:
     """The data directory, the ledger, state.db and its stores, the outbox, the web app."""
     home = prepare_home(settings.home)
@@ -171,7 +182,7 @@ async def _start_kernel(
     tasks = Supervisor()
     stack.push_async_callback(tasks.aclose)  # last out: after every service has stopped
     ledger = await stack.enter_async_context(
-        build_ledger(settings, home, redactor_for(settings), tasks)
+        build_ledger(settings, home, redactor_for(settings, channels), tasks)
     )
     state = await open_state_db(home / "state.db")
     stack.push_async_callback(state.close)
@@ -218,7 +229,7 @@ async def _start_kernel(
         secret=secret,
         stack=stack,
         tasks=tasks,
-        bus=Bus(inbox=inbox, redactor=redactor_for(settings)),
+        bus=Bus(inbox=inbox, redactor=redactor_for(settings, channels)),
         ledger=ledger,
         state=state,
         tokens=tokens,
@@ -234,6 +245,7 @@ async def _start_kernel(
         status_fields={},
         status_buttons=[],
         receipt_links=web_port is not None,
+        tools=tools,
     )
 
 
@@ -242,6 +254,7 @@ async def _wire(
     clock: Clock | None,
     models: ModelRouter | None,
     agent_limits: AgentLimits | None,
+    channels: ChannelRegistry,
 ) -> Lancelot:
     """Every subsystem on the kernel, in the order they depend on each other."""
     settings = kernel.settings
@@ -260,9 +273,9 @@ async def _wire(
     wire_features(kernel)
     saved = await saved_onboarding(kernel)
     chosen = (await saved.load()).provider  # the owner's choice in chat wins
-    router = await wire_models(kernel, redactor_for(settings), chosen)
-    memory = await wire_memory(kernel, redactor_for(settings))
-    onboarding = await wire_onboarding(kernel, saved, router, memory)
+    router = await wire_models(kernel, redactor_for(settings, channels), chosen)
+    memory = await wire_memory(kernel, redactor_for(settings, channels))
+    onboarding = await wire_onboarding(kernel, saved, router, memory, channels)
     governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
@@ -284,6 +297,7 @@ async def _wire(
         scheduler=timed.scheduler,
         alerts=timed.alerts,
         onboarding=onboarding,
+        channels=channels,
     )
 
 

@@ -84,9 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "soul":
         return _lint_soul(args.file)
     if args.command == "doctor":  # a broken settings file is one of the things it reports
-        from bot.doctor import run_doctor
+        from bot.channels.registry import CHANNELS
+        from bot.doctor.runner import run_doctor
 
-        return run_doctor(args.config, as_json=args.json, timeout=args.timeout)
+        return run_doctor(
+            args.config, channels=list(CHANNELS), as_json=args.json, timeout=args.timeout
+        )
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:

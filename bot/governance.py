@@ -91,11 +91,13 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
         allowed=lambda: app.features.enabled("CRUSADER"),
     )
     capabilities = CapabilityTokens(app.secret)
-    policy = PolicyEngine(keeper, capabilities, switch.active)
+    policy = PolicyEngine(keeper, capabilities, switch.active, app.tools.tier_of)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     effects = await open_effects(app, workspace, capabilities)
-    router = build_tool_router(app.settings, app.features, workspace, capabilities, effects)
+    router = build_tool_router(
+        app.settings, app.features, workspace, capabilities, effects, app.tools
+    )
     shell = await add_shell_providers(app, router, workspace, capabilities, effects)
     if memory is not None:  # remember/recall/forget are governed tools like the rest
         router.register(MemoryTools(memory, capabilities), CAPABILITIES, local=True)

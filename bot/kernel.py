@@ -26,6 +26,7 @@ from core.receipts.ledger import SqliteLedger
 from core.runtime.tasks import Supervisor
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
+from core.tools.tool_registry import ToolRegistry
 
 # /status lines that subsystems add: a name and a function giving its current value.
 StatusFields = dict[str, Callable[[], str]]
@@ -58,6 +59,7 @@ class Kernel:
     status_fields: StatusFields
     status_buttons: StatusButtons
     receipt_links: bool  # /receipts can hand out links (this process serves the page)
+    tools: ToolRegistry  # every tool's definition: the agent, governance and the router read it
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
         """Start a channel (an async context manager) and connect it to the bus.

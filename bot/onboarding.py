@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from bot.channels.registry import ChannelRegistry
 from bot.kernel import Kernel
 from bot.llm import switch_provider
 from core.llm.key_check import KeyCheck, check_key
@@ -17,10 +18,6 @@ from core.onboarding import ChannelNote, Onboarding, OnboardingStore, Seams
 from core.scheduler.config import owner_timezone
 
 KEY_CHECK_SECONDS = 10.0
-CHANNELS = (
-    ("telegram", "Telegram", "set TELEGRAM_BOT_TOKEN, restart me, send the bot the code I show"),
-    ("gchat", "Google Chat", "set GCHAT_AUDIENCE, restart me, and send the app the code I show"),
-)
 NAME_LINE = "Call the owner "
 
 
@@ -33,10 +30,14 @@ async def saved_onboarding(app: Kernel) -> OnboardingStore:
 
 
 async def wire_onboarding(
-    app: Kernel, store: OnboardingStore, router: Router, memory: Memory | None
+    app: Kernel,
+    store: OnboardingStore,
+    router: Router,
+    memory: Memory | None,
+    channels: ChannelRegistry,
 ) -> Onboarding:
     """The onboarding conversation, registered on the kernel's commands (/start, the
-    plain messages while it runs, its buttons)."""
+    plain messages while it runs, its buttons); its channels step shows `channels`."""
     conf = app.settings.scheduler
     seams = Seams(
         keyed=lambda: keyed_providers(app.settings.llm),
@@ -45,7 +46,8 @@ async def wire_onboarding(
         provider=lambda: router.flagship_name,
         remember_name=partial(_remember_name, memory),
         default_timezone=owner_timezone(conf.jobs_file, conf.timezone),
-        channels=partial(_channels, app),
+        channels=partial(_channels, app, channels),
+        has_local=router.has_local,
     )
     onboarding = Onboarding(store, seams, app.bus, app.tokens, app.ledger)
     await onboarding.setup()
@@ -72,11 +74,12 @@ async def _remember_name(memory: Memory | None, name: str) -> None:
     await memory.set_block(Block.HUMAN, text, provenance=Provenance.SYSTEM)
 
 
-def _channels(app: Kernel, current: str) -> tuple[ChannelNote, ...]:
-    """Telegram and Google Chat besides the one in use: attached, or what to set."""
+def _channels(app: Kernel, channels: ChannelRegistry, current: str) -> tuple[ChannelNote, ...]:
+    """The channels one can turn on (those with a setup hint) besides the one in use:
+    attached, or what to set."""
     attached = {channel.name for channel in app.bus.channels}
     return tuple(
-        ChannelNote(name, label, name in attached, hint)
-        for name, label, hint in CHANNELS
-        if name != current
+        ChannelNote(spec.name, spec.label, spec.name in attached, spec.setup_hint)
+        for spec in channels
+        if spec.setup_hint and spec.name != current
     )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from bot.channels.registry import CHANNELS, ChannelRegistry
 from core.config import Settings
 from core.security.owners import OwnerStore, PairedOwner
-
-LABELS = {"telegram": "Telegram", "gchat": "Google Chat"}
 
 
 def add_pair_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,20 +17,21 @@ def add_pair_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
 
 
-def run_pair(settings: Settings, args: argparse.Namespace) -> int:
-    """Show or reset the owners; its exit code."""
+def run_pair(
+    settings: Settings, args: argparse.Namespace, channels: ChannelRegistry = CHANNELS
+) -> int:
+    """Show or reset the owners of `channels`; its exit code."""
     store = OwnerStore(settings.home)
     if not args.reset:
-        for line in _owners(settings, store.load()):
+        for line in _owners(settings, store.load(), channels):
             print(line)
         return 0
     gone = store.forget()
     for owner in gone:
-        label = LABELS.get(owner.channel, owner.channel)
-        print(f"Forgot the paired {label} owner {_who(owner)}.")
+        print(f"Forgot the paired {channels.label(owner.channel)} owner {_who(owner)}.")
     if not gone:
         print("No paired owner to forget.")
-    for setting, value, label in _configured(settings):
+    for setting, value, label in _configured(settings, channels).values():
         print(f"The {label} owner set in the settings ({setting}={value}) is not touched.")
     if gone:
         print(
@@ -46,28 +46,29 @@ def _who(owner: PairedOwner) -> str:
     return f"{owner.owner_id} ({name}paired on {owner.paired_at[:10]})"
 
 
-def _configured(settings: Settings) -> list[tuple[str, str, str]]:
-    """The owners the settings name: (variable, value, channel label)."""
-    found = []
-    if settings.telegram.owner_ids:
-        ids = ",".join(str(i) for i in settings.telegram.owner_ids)
-        found.append(("TELEGRAM_OWNER_ID", ids, "Telegram"))
-    if settings.gchat.owner_email:
-        found.append(("GCHAT_OWNER_EMAIL", settings.gchat.owner_email, "Google Chat"))
+def _configured(settings: Settings, channels: ChannelRegistry) -> dict[str, tuple[str, str, str]]:
+    """The owners the settings name, by channel: (variable, value, channel label)."""
+    found = {}
+    for spec in channels.paired():
+        assert spec.owner is not None  # paired(): the channels with an owner setting
+        ids = spec.owner.ids(settings)
+        if ids:
+            found[spec.name] = (spec.owner.variable, ",".join(ids), spec.label)
     return found
 
 
-def _owners(settings: Settings, paired: dict[str, PairedOwner]) -> list[str]:
-    configured = {
-        label: f"{value} (from the settings, {var})" for var, value, label in _configured(settings)
-    }
+def _owners(
+    settings: Settings, paired: dict[str, PairedOwner], channels: ChannelRegistry
+) -> list[str]:
+    configured = _configured(settings, channels)
     lines = []
-    for channel, label in LABELS.items():
-        owner = paired.get(channel)
-        if label in configured:
-            lines.append(f"{label}: {configured[label]}")
+    for spec in channels.paired():
+        owner = paired.get(spec.name)
+        if spec.name in configured:
+            var, value, _ = configured[spec.name]
+            lines.append(f"{spec.label}: {value} (from the settings, {var})")
         elif owner is not None:
-            lines.append(f"{label}: {_who(owner)}")
+            lines.append(f"{spec.label}: {_who(owner)}")
         else:
-            lines.append(f"{label}: no owner yet (`lancelot run` prints a pairing code)")
+            lines.append(f"{spec.label}: no owner yet (`lancelot run` prints a pairing code)")
     return lines

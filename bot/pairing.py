@@ -1,10 +1,10 @@
 """Who the owner is on each channel, and pairing for a channel whose owner is not known yet.
 
-Settings always win (TELEGRAM_OWNER_ID, GCHAT_OWNER_EMAIL): pairing never runs for a channel
-they name. Otherwise an owner who paired before (owners.json) is the owner; failing that the
-channel opens a `PairingGate`: a code is printed on the console and in the log, and the first
-sender of that code becomes the owner, kept in LANCELOT_HOME and from then treated exactly as
-a configured one.
+Settings always win (each channel's `OwnerSetting`: TELEGRAM_OWNER_ID, GCHAT_OWNER_EMAIL):
+pairing never runs for a channel they name. Otherwise an owner who paired before
+(owners.json) is the owner; failing that the channel opens a `PairingGate`: a code is printed
+on the console and in the log, and the first sender of that code becomes the owner, kept in
+LANCELOT_HOME and from then treated exactly as a configured one.
 
 The moment a new owner becomes known is a hook: append an async callable to
 `OwnerBook.on_new_owner`; it gets the `NewOwner` once the greeting is on its way (the runner
@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from core.config import Settings
 from core.events import Card, CardKind
@@ -33,13 +33,33 @@ from core.security.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
 
-NO_OWNER = "none on Telegram or Google Chat yet (the console is always the owner's)"
-LABELS = {"telegram": "Telegram", "gchat": "Google Chat"}
-LISTED = 3  # configured Telegram owners named in /status; the rest are counted
+LISTED = 3  # configured owners of a channel named in /status; the rest are counted
 ASK = (
     "Lancelot has no owner yet. Send me the code shown where Lancelot runs (its console "
     "and its log) to become its owner."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSetting:
+    """How a channel's owner is named in the settings. With none named there (and none paired
+    before), the channel opens pairing: the first sender of the printed code becomes it."""
+
+    variable: str  # the environment name, as `lancelot pair` shows it (TELEGRAM_OWNER_ID)
+    ids: Callable[[Settings], tuple[str, ...]]  # the owner ids the settings name (() : none)
+
+
+class Pairable(Protocol):
+    """What pairing reads of a channel's descriptor (`bot.channels.spec.ChannelSpec`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def owner(self) -> OwnerSetting | None: ...  # None: no owner to pair (the terminal's)
+    @property
+    def terminal(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +86,14 @@ class OwnerBook:
         *,
         out: TextIO | None = None,
         limits: PairingLimits | None = None,
+        channels: Sequence[Pairable],
     ) -> None:
         """`out`: where codes are printed (default stdout); `limits`: the code's lifetime
-        and the tries allowed."""
+        and the tries allowed; `channels`: whose owners it keeps."""
         self._settings = settings
+        self._channels = [c for c in channels if c.owner is not None]
+        self._terminal = next((c.label for c in channels if c.terminal), None)
+        self._labels = {c.name: c.label for c in channels}
         self._limits = limits
         self._store = OwnerStore(home)
         self._paired = self._store.load()
@@ -77,35 +101,37 @@ class OwnerBook:
         self._out = out
         self.on_new_owner: list[OwnerListener] = []
 
-    def telegram_ids(self) -> tuple[int, ...]:
-        """TELEGRAM_OWNER_ID, else the paired owner (none: pairing)."""
-        configured = self._settings.telegram.owner_ids
-        paired = self._paired.get("telegram")
-        return configured or ((int(paired.owner_id),) if paired else ())
-
-    def gchat_email(self) -> str:
-        """GCHAT_OWNER_EMAIL, else the paired owner ("" : pairing)."""
-        configured = (self._settings.gchat.owner_email or "").strip().lower()
-        paired = self._paired.get("gchat")
-        return configured or (paired.owner_id if paired else "")
+    def owner_ids(self, channel: str) -> tuple[str, ...]:
+        """The owners the settings name on `channel`, else the one who paired there (none:
+        pairing)."""
+        spec = next((spec for spec in self._channels if spec.name == channel), None)
+        configured = spec.owner.ids(self._settings) if spec and spec.owner else ()
+        paired = self._paired.get(channel)
+        return configured or ((paired.owner_id,) if paired else ())
 
     def describe(self) -> str:
         """The /status line: each channel's owner and how it was set."""
-        configured = {
-            "telegram": listed(self._settings.telegram.owner_ids),
-            "gchat": self._settings.gchat.owner_email or "",
-        }
         parts = []
-        for channel, label in LABELS.items():
-            paired = self._paired.get(channel)
-            if configured[channel]:
-                parts.append(f"{label}: {configured[channel]} (from settings)")
+        for spec in self._channels:
+            assert spec.owner is not None  # only channels with an owner setting are kept
+            configured = spec.owner.ids(self._settings)
+            paired = self._paired.get(spec.name)
+            if configured:
+                parts.append(f"{spec.label}: {listed(configured)} (from settings)")
             elif paired is not None:
                 name = f" ({paired.name})" if paired.name not in ("", paired.owner_id) else ""
-                parts.append(f"{label}: {paired.owner_id}{name}, paired on {paired.paired_at[:10]}")
-            elif channel in self._waiting:
-                parts.append(f"{label}: waiting for pairing")
-        return "; ".join(parts) or NO_OWNER
+                when = paired.paired_at[:10]
+                parts.append(f"{spec.label}: {paired.owner_id}{name}, paired on {when}")
+            elif spec.name in self._waiting:
+                parts.append(f"{spec.label}: waiting for pairing")
+        return "; ".join(parts) or self._nobody()
+
+    def _nobody(self) -> str:
+        """The /status line before any owner is known."""
+        labels = " or ".join(spec.label for spec in self._channels)
+        terminal = self._terminal
+        always = f" ({terminal} is always the owner's)" if terminal is not None else ""
+        return f"none on {labels} yet{always}"
 
     def open(
         self,
@@ -118,6 +144,10 @@ class OwnerBook:
         is serving), and renewed as it expires."""
         self._waiting.add(channel)
         return PairingGate(self, channel, ledger, self._out or sys.stdout, self._limits, tasks)
+
+    def label(self, channel: str) -> str:
+        """What the owner reads for `channel`."""
+        return self._labels.get(channel, channel)
 
     async def record_paired(self, owner: PairedOwner) -> None:
         await asyncio.to_thread(self._store.save, owner)
@@ -192,7 +222,7 @@ class PairingGate:
         when = datetime.now(UTC).isoformat(timespec="seconds")
         await self._book.record_paired(PairedOwner(owner.channel, owner.owner_id, owner.name, when))
         self._adopt(owner.owner_id)
-        label = LABELS.get(self.channel, self.channel)
+        label = self._book.label(self.channel)
         log.warning("pairing: %s is now the owner on %s", owner.owner_id, label)
         self._ledger.append(
             Receipt(
@@ -224,7 +254,7 @@ class PairingGate:
         )
 
     def _announce(self, code: str, ttl: float) -> None:
-        label = LABELS.get(self.channel, self.channel)
+        label = self._book.label(self.channel)
         within = f"{int(ttl // 60)} minutes" if ttl >= 60 else f"{ttl:g} seconds"
         line = (
             f"Pairing code for {label}: {shown(code)} (send it to the bot within {within} "
@@ -264,8 +294,8 @@ def _answer(attempt: Attempt) -> Card:
     return Card(kind=CardKind.NOTICE, title="Pairing", body=body)
 
 
-def listed(ids: tuple[int, ...]) -> str:
+def listed(ids: tuple[str, ...]) -> str:
     """The first few ids and how many more: /status stays one short message however many
     owners the settings name."""
-    named = ", ".join(str(i) for i in ids[:LISTED])
+    named = ", ".join(ids[:LISTED])
     return f"{named} and {len(ids) - LISTED} more" if len(ids) > LISTED else named

@@ -9,20 +9,19 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from bot.app import Lancelot, assemble
-from bot.console.channel import ConsoleChannel, stdin_reader
+from bot.channels.registry import CHANNELS, ChannelRegistry
+from bot.channels.spec import ChannelWiring, end_of_input
 from bot.pairing import OwnerBook
+from core.channel import Channel
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
 from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
 from core.health.heartbeat import HeartbeatWriter
 from core.runtime.heap import freeze_startup_heap
 from core.security.pairing import PairingLimits
-
-if TYPE_CHECKING:
-    from bot.gchat.setup import GchatWiring
 
 log = logging.getLogger(__name__)
 
@@ -48,29 +47,13 @@ def _install_signals(stop: asyncio.Event, features: FeatureFlags) -> None:
         loop.add_signal_handler(signal.SIGHUP, reload_features)
 
 
-async def _attach_console(app: Lancelot) -> ConsoleChannel:
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    console = ConsoleChannel(
-        app.bus,
-        await stdin_reader(app.tasks),
-        sys.stdout,
-        color=interactive,
-        prompt="you> " if interactive else "",
-        tasks=app.tasks,
-        web_url=app.web_url if app.web_port is not None else None,
-        one_at_a_time=not sys.stdin.isatty(),
-    )
-    await app.attach(console)
-    return console
-
-
 def owner_book(
     app: Lancelot, out: TextIO | None = None, limits: PairingLimits | None = None
 ) -> OwnerBook:
     """Who owns each channel, shown in /status; an owner who pairs is greeted, then
     onboarding begins in that chat (`out`: where pairing codes are printed, stdout;
     `limits`: the code's lifetime and the tries allowed)."""
-    owners = OwnerBook(app.settings, app.home, out=out, limits=limits)
+    owners = OwnerBook(app.settings, app.home, out=out, limits=limits, channels=list(app.channels))
     app.status_fields["Owner"] = owners.describe
     owners.on_new_owner.append(
         lambda new: app.onboarding.welcome(new.channel, new.chat_id, new.name)
@@ -78,13 +61,9 @@ def owner_book(
     return owners
 
 
-def _gchat_wiring(settings: Settings) -> GchatWiring | None:
-    if not (settings.gchat.audience or settings.gchat.webhook_url is not None):
-        return None
-    # google-auth and its transport take a moment to import: only when Google Chat is on.
-    from bot.gchat.setup import GchatWiring
-
-    return GchatWiring(settings)
+def _wirings(settings: Settings, channels: ChannelRegistry) -> list[ChannelWiring]:
+    """The channels the settings configure (each loads its SDK only here)."""
+    return [spec.wiring(settings) for spec in channels if spec.configured(settings)]
 
 
 def _switches(settings: Settings, config: Path | None) -> FeatureFlags:
@@ -94,33 +73,63 @@ def _switches(settings: Settings, config: Path | None) -> FeatureFlags:
     return owner_switches(settings.home, path)
 
 
-async def serve(settings: Settings, *, mode: str, config: Path | None = None) -> int:
-    """`run`: everything configured. `chat`: the console conversation until end of input.
-    `config` is the settings file the switches are read from again on SIGHUP."""
+def no_channel_warning(channels: ChannelRegistry) -> str:
+    """What to set to turn a channel on, for each registered channel, when none is."""
+    hints = "; ".join(f"{spec.label}: {spec.setup_hint}" for spec in channels if spec.setup_hint)
+    return (
+        "no channel configured and no terminal attached: serving the web app only; "
+        f"to talk to Lancelot, {hints or 'register a channel'}; or run `lancelot chat`"
+    )
+
+
+async def _attach_channels(
+    app: Lancelot, wirings: list[ChannelWiring], *, chat: bool, receiving: bool
+) -> Channel | None:
+    """Start the configured channels, then the terminal's when it is wanted (`chat`, or
+    `run` with a terminal and no other channel that receives); returns the terminal's."""
+    owners = owner_book(app)
+    for wiring in wirings:
+        await wiring.attach(app, owners)
+    terminal = app.channels.terminal
+    if terminal is None or not (chat or (not receiving and sys.stdin.isatty())):
+        return None
+    return await terminal.wiring(app.settings).attach(app, owners)
+
+
+async def _until_stopped(app: Lancelot, stop: asyncio.Event, console: Channel | None) -> None:
+    """Wait for `stop`, or the end of the console's input (then let the replies to what was
+    typed go out first)."""
+    ended = end_of_input(console)
+    waiters = [asyncio.create_task(stop.wait())]
+    if ended is not None:
+        waiters.append(asyncio.create_task(ended.wait()))
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in waiters:
+        waiter.cancel()
+    if ended is not None and ended.is_set():
+        await app.drain()
+
+
+async def serve(
+    settings: Settings,
+    *,
+    mode: str,
+    config: Path | None = None,
+    channels: ChannelRegistry = CHANNELS,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """`run`: every configured channel. `chat`: the console conversation until end of input.
+    `config` is the settings file the switches are read from again on SIGHUP; `stop`, set
+    by SIGTERM or SIGINT, may also be set by the caller (an embedding program, a test)."""
     features = _switches(settings, config)
-    stop = asyncio.Event()
+    stop = stop or asyncio.Event()
     _install_signals(stop, features)
     chat = mode == "chat"
-    # A token alone is enough: with no owner in the settings or paired before, it pairs.
-    telegram = settings.telegram.bot_token is not None and not chat
-    if telegram:
-        # python-telegram-bot and httpx take a second to import: only when Telegram is on.
-        from bot.telegram import attach_telegram, webhook_endpoint
-    hook = webhook_endpoint(settings) if telegram else None
-    routes = hook.routes() if hook is not None else []
-    gchat = None if chat else _gchat_wiring(settings)
-    if gchat is not None:
-        routes = [*routes, *gchat.routes()]
-    async with assemble(settings, features=features, routes=routes) as app:
-        owners = owner_book(app)
-        if telegram:
-            await attach_telegram(app, webhook=hook, owners=owners)
-        if gchat is not None:
-            await gchat.attach(app, owners)
-        console = None
-        channels_configured = telegram or bool(settings.gchat.audience)
-        if chat or (not channels_configured and sys.stdin.isatty()):
-            console = await _attach_console(app)
+    wirings = [] if chat else _wirings(settings, channels)
+    receiving = any(wiring.receives for wiring in wirings)
+    routes = [route for wiring in wirings for route in wiring.routes()]
+    async with assemble(settings, features=features, routes=routes, channels=channels) as app:
+        console = await _attach_channels(app, wirings, chat=chat, receiving=receiving)
         if not chat:  # what `lancelot watchdog` reads; its last beat says a clean stop
             every = settings.watchdog.heartbeat_seconds
             await app.stack.enter_async_context(HeartbeatWriter(app.home, every, app.tasks))
@@ -128,19 +137,7 @@ async def serve(settings: Settings, *, mode: str, config: Path | None = None) ->
         freeze_startup_heap()
         if app.web_port is not None:
             log.info("Lancelot ready; web app on %s", app.web_url)
-        if not chat and console is None and not channels_configured:
-            log.warning(
-                "no channel configured and no terminal attached: serving the web app only; "
-                "set TELEGRAM_BOT_TOKEN (then send the bot the pairing code printed here), "
-                "or run `lancelot chat`"
-            )
-        waiters = [asyncio.create_task(stop.wait())]
-        if console is not None:
-            waiters.append(asyncio.create_task(console.closed.wait()))
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in waiters:
-            waiter.cancel()
-        if console is not None and console.closed.is_set():
-            # End of input: let replies to what was typed go out before stopping.
-            await app.drain()
+        if not chat and console is None and not receiving:
+            log.warning(no_channel_warning(channels))
+        await _until_stopped(app, stop, console)
     return 0

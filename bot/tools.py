@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
+from core.agent.catalog import built_in_tools
 from core.config import Settings
-from core.config.settings import LookupSettings
 from core.features import FeatureFlags
-from core.security.sanitizer import Sanitizer
-from core.tools import deploy_ops, file_ops, repo_ops, ui_builder, web_fetch, web_ops, web_search
+from core.tools import deploy_ops, file_ops, repo_ops, ui_builder, web_ops
 from core.tools.capability import CapabilityTokens
+from core.tools.definition import ProviderKit, ToolSetup
 from core.tools.deploy_ops import DeployOps
 from core.tools.file_ops import FileOps, HostChanges
 from core.tools.repo_ops import RepoOps
 from core.tools.router import ToolRouter
 from core.tools.safe_repl import SafeRepl
-from core.tools.search_api import DEFAULT_BASES, SearchApi
+from core.tools.tool_registry import ToolRegistry
 from core.tools.ui_builder import UIBuilder
-from core.tools.web_fetch import FetchLimits, WebFetch
 from core.tools.web_ops import WebOps
-from core.tools.web_search import WebSearch
 from core.tools.workspace import Workspace
 
 SHELL = ("shell.exec",)
@@ -34,9 +32,11 @@ def build_tool_router(
     workspace: Workspace,
     capabilities: CapabilityTokens,
     changes: HostChanges | None = None,
+    defined: ToolRegistry | None = None,
 ) -> ToolRouter:
-    """The router with SafeREPL (shell.exec fallback) and the file, repo, web, UI and deploy
-    providers. Safe mode (tools.safe_mode or FEATURE_SAFE_MODE) keeps only `local` ones.
+    """The router with SafeREPL (shell.exec fallback), the file, repo, web, UI and deploy
+    providers, and those the tool definitions in `defined` bring (the built-in ones unless
+    given). Safe mode (tools.safe_mode or FEATURE_SAFE_MODE) keeps only `local` ones.
     With `changes` (the effect engine), file writes, deletes and moves can be undone."""
     tools = settings.tools
     router = ToolRouter(safe_mode=lambda: tools.safe_mode or features.enabled("SAFE_MODE"))
@@ -58,30 +58,15 @@ def build_tool_router(
     router.register(web, web_ops.CAPABILITIES)
     deploy = DeployOps(workspace, capabilities, tools.deploy_command, tools.deploy_timeout_seconds)
     router.register(deploy, deploy_ops.CAPABILITIES)
-    _add_web_lookups(router, settings.lookups, capabilities)
+    kit = ProviderKit(settings, features, workspace, capabilities)
+    _add_defined_providers(router, defined or built_in_tools(), kit)
     return router
 
 
-def _add_web_lookups(
-    router: ToolRouter, lookups: LookupSettings, capabilities: CapabilityTokens
-) -> None:
-    """web.fetch and web.search, each only when configured (not local: safe mode drops them)."""
-    if lookups.fetch_enabled:
-        limits = FetchLimits.of(
-            lookups.fetch_allowlist,
-            lookups.fetch_private_hosts,
-            lookups.fetch_max_bytes,
-            lookups.fetch_max_chars,
-            lookups.fetch_timeout_seconds,
-        )
-        router.register(WebFetch(capabilities, limits, Sanitizer()), web_fetch.CAPABILITIES)
-    if lookups.search_provider is not None:
-        key = lookups.search_api_key
-        api = SearchApi(
-            lookups.search_provider,
-            lookups.search_url or DEFAULT_BASES[lookups.search_provider],
-            key.get_secret_value() if key is not None else None,
-            lookups.search_results,
-            lookups.search_timeout_seconds,
-        )
-        router.register(WebSearch(capabilities, api, Sanitizer()), web_search.CAPABILITIES)
+def _add_defined_providers(router: ToolRouter, tools: ToolRegistry, kit: ProviderKit) -> None:
+    """The providers that tool definitions bring (web_fetch's, web_search's, a new tool's),
+    each built once for the switched-on tools that name it."""
+    setup = ToolSetup(kit.settings, kit.workspace)
+    for provider, capabilities in tools.providers(setup).items():
+        runner = provider.build(kit)
+        router.register(runner, capabilities, priority=provider.priority, local=provider.local)

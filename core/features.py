@@ -42,6 +42,28 @@ DEFAULTS: dict[str, bool] = {
 # Switches read once, while Lancelot is assembled: a change applies at the next start.
 AT_START = frozenset({"SOUL", "SKILLS", "MEMORY", "LOCAL_MODEL"})
 
+# The functional specification's names for switches Lancelot has under a shorter name: each
+# switches exactly what its Lancelot name does (FEATURE_MEMORY_VNEXT=false turns memory off).
+SPEC_NAMES: dict[str, str] = {
+    "MEMORY_VNEXT": "MEMORY",
+    "HEALTH_MONITOR": "HEALTH",
+    "AGENTIC_LOOP": "AGENT",
+}
+
+# The specification's switches with no counterpart here, and what to use instead. Turning one
+# off would promise what Lancelot does not do, so that stops startup; on is what already holds.
+NO_COUNTERPART: dict[str, str] = {
+    "TOOLS_FABRIC": "the tools are always governed by the Soul; to keep the agent from "
+    "acting use FEATURE_SAFE_MODE=true (local tools only) or FEATURE_SOUL=false (no tools)",
+    "TOOLS_CLI_PROVIDERS": "there are no CLI tool providers; the shell runs in the sandbox",
+    "TOOLS_ANTIGRAVITY": "there is no Antigravity provider",
+    "CONNECTORS": "connectors are MCP servers, set in mcp.json",
+    "RISK_TIERED_GOVERNANCE": "every action is tiered T0-T3 by the Soul; use FEATURE_SOUL",
+    "TRUST_LEDGER": "the receipt ledger cannot be turned off",
+    "BATCH_RECEIPTS": "receipts are always written in batches (group commit)",
+    "APPROVAL_LEARNING": "approvals are never learned; each T3 action asks",
+}
+
 # Where a value came from, lowest precedence first (after the defaults).
 Source = tuple[str, Callable[[], Mapping[str, str]]]
 
@@ -101,22 +123,60 @@ def _word(value: object) -> str:
     return str(value)
 
 
+def canonical(name: str) -> str:
+    """A switch's key in DEFAULTS: `FEATURE_` dropped, upper case, a specification name
+    (`MEMORY_VNEXT`) read as Lancelot's (`MEMORY`)."""
+    key = name.upper().removeprefix(PREFIX)
+    return SPEC_NAMES.get(key, key)
+
+
 def _parse(origin: str, name: str, raw: str) -> bool | None:
     """The switch's value; None for a name Lancelot does not know in the environment (which
-    other programs share: warned and ignored). Anywhere else an unknown name is an error."""
-    key = name.removeprefix(PREFIX)
+    other programs share: warned and ignored). Anywhere else an unknown name is an error,
+    and so is turning off a specification switch Lancelot has no counterpart for."""
+    key = canonical(name)
+    if key in NO_COUNTERPART:
+        _no_counterpart(origin, name, key, raw)
+        return None
     if key not in DEFAULTS:
-        close = difflib.get_close_matches(key, DEFAULTS, n=1)
-        hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
-        message = f"{origin}: {name} is not one of Lancelot's switches{hint}"
+        message = f"{origin}: {_unknown(name)}"
         if origin == ENVIRONMENT:
             log.warning("%s (ignored)", message)
             return None
         raise FeatureError(message)
+    return _truth(origin, name, raw)
+
+
+def _unknown(name: str) -> str:
+    close = difflib.get_close_matches(canonical(name), DEFAULTS, n=1)
+    hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
+    return f"{name} is not one of Lancelot's switches{hint}"
+
+
+def unknown_switches(environ: Mapping[str, str] | None = None) -> list[str]:
+    """A line for each FEATURE_* variable of the environment that switches nothing here."""
+    env = os.environ if environ is None else environ
+    known = {*DEFAULTS, *NO_COUNTERPART}
+    return [
+        f"{_unknown(name)}; it is ignored"
+        for name in sorted(env)
+        if name.startswith(PREFIX) and canonical(name) not in known
+    ]
+
+
+def _truth(origin: str, name: str, raw: str) -> bool:
     word = raw.strip().lower()
     if word not in TRUTHY and word not in FALSY:
         raise FeatureError(f"{origin}: {name}={raw!r} is neither true/1/yes/on nor false/0/no/off")
     return word in TRUTHY
+
+
+def _no_counterpart(origin: str, name: str, key: str, raw: str) -> None:
+    """A specification switch Lancelot lacks: on is noted and ignored (it already holds);
+    off raises FeatureError, saying what to use instead."""
+    if not _truth(origin, name, raw):
+        raise FeatureError(f"{origin}: {name}=off does nothing in Lancelot: {NO_COUNTERPART[key]}")
+    log.info("%s: %s has no counterpart in Lancelot (%s)", origin, name, NO_COUNTERPART[key])
 
 
 class FeatureFlags:
@@ -156,15 +216,15 @@ class FeatureFlags:
             for name, raw in read().items():
                 value = _parse(origin, name, raw) if name.startswith(PREFIX) else None
                 if value is not None:
-                    values[name.removeprefix(PREFIX)] = value
-                    origins[name.removeprefix(PREFIX)] = origin
+                    values[canonical(name)] = value
+                    origins[canonical(name)] = origin
         changed = {k: v for k, v in values.items() if self._values.get(k) != v}
         self._values, self._origins = values, origins
         return changed
 
     def enabled(self, name: str) -> bool:
         """Whether FEATURE_<name> is on; unknown names are off."""
-        return self._values.get(name.upper().removeprefix(PREFIX), False)
+        return self._values.get(canonical(name), False)
 
     def snapshot(self) -> dict[str, bool]:
         """All known flags and their values."""
@@ -173,11 +233,11 @@ class FeatureFlags:
     def origin(self, name: str) -> str:
         """Which source decided a switch: default, the settings file, the environment, or
         the features.env file."""
-        return self._origins.get(name.upper().removeprefix(PREFIX), "default")
+        return self._origins.get(canonical(name), "default")
 
     def set(self, name: str, on: bool) -> None:
         """Switch one flag now and keep the choice in the store (features.env, 0600)."""
-        key = name.upper().removeprefix(PREFIX)
+        key = canonical(name)
         if key not in DEFAULTS:
             raise FeatureError(f"{PREFIX}{key} is not one of Lancelot's switches")
         if self._store is None:

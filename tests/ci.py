@@ -16,7 +16,7 @@ def unavailable(reason: str, *, needs: str) -> NoReturn:
     `needs` (a Docker engine, the shared test data, the local extra...)."""
     if IN_CI:
         pytest.fail(f"CI needs {needs}: {reason}")
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)  # at a module's top too: the whole file
 
 
 def require_module(name: str, *, needs: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.mutation import equivalent
 from tests.mutation.operators import mutants
+from tests.mutation.targets import TARGETS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,3 +97,13 @@ def test_nothing_mapped_is_a_clear_error() -> None:
     done = mutation("core/nowhere")
     assert done.returncode == 2
     assert "nothing mapped under ['core/nowhere']; mapped: core/security/tokens.py" in done.stderr
+
+
+def test_every_mapped_file_and_test_exists() -> None:
+    # A renamed test file would otherwise make every mutant of its module "not reached".
+    for path, tests in TARGETS.items():
+        assert (REPO / path).is_file(), path
+        for test in tests:
+            file, _, name = test.partition("::")
+            assert (REPO / file).is_file(), test
+            assert not name or f"def {name}(" in (REPO / file).read_text(), test

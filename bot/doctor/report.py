@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from core.config import Settings
 
 T = TypeVar("T")
 
@@ -50,6 +53,17 @@ def skipped(name: str, why: str) -> Finding:
 def broken(findings: Sequence[Finding]) -> bool:
     """Whether something needed failed (the exit code is 1 then)."""
     return any(f.status is Status.FAILED and f.needed for f in findings)
+
+
+class Diagnosable(Protocol):
+    """What the doctor reads of a channel's descriptor (`bot.channels.spec.ChannelSpec`)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def doctor(self) -> Callable[[Settings], Awaitable[list[Finding]]] | None: ...
+    @property
+    def clock_peer(self) -> Callable[[Settings], str | None]: ...
 
 
 _MARKS = {Status.OK: "✓", Status.FAILED: "✗", Status.SKIPPED: "-"}

@@ -98,7 +98,7 @@ class GchatTarget:
 
     def __init__(self, address: GchatAddress, session: aiohttp.ClientSession) -> None:
         # google-auth loads only when Google Chat is configured.
-        from bot.gchat.push import ChatApi, Thread, WebhookPush, load_credentials
+        from bot.channels.gchat.push import ChatApi, Thread, WebhookPush, load_credentials
 
         self._thread = Thread(key=THREAD)
         self._space = address.space or ""

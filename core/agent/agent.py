@@ -29,6 +29,7 @@ from core.errors import DeliveryFailed, ProviderUnavailable
 from core.events import Button, Card, CardKind, FileKind, Inbound
 from core.features import FeatureFlags
 from core.governance.approvals import Approval
+from core.governance.commands import asking
 from core.governance.execution import RunReport
 from core.governance.flow import RequestFlow
 from core.governance.gateway import ToolGateway
@@ -91,7 +92,7 @@ class Agent:
         self._classifier = IntentClassifier(router, features)
         self._loop = ToolLoop(tools, gateway, checks)
         self._steps = StepRunner(self._loop)
-        self._gate = ReplyGate(ledger, tools.capabilities(), gateway, jobs_running)
+        self._gate = ReplyGate(ledger, tools, gateway, jobs_running)
 
     async def handle(self, event: Inbound, text: str, receipt_id: str) -> Card:
         """Answer one message (the orchestrator's free-text handler)."""
@@ -99,6 +100,7 @@ class Agent:
             return Card(CardKind.REPLY, "Agent switched off", AGENT_OFF)
         started = time.perf_counter()
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
+        quest.update = asking(event)
         chat = f"{event.channel}:{event.chat_id}"
         if _heard(event, text):
             # A recording may hold anyone's voice: its words are a stranger's, not typed

@@ -10,17 +10,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from core.governance.flow import (
-    UNKNOWN,
     RequestFlow,
     ask_if_it_changes,
     ask_to_change,
     ask_to_send,
-    flow_of,
 )
 from core.governance.sensitive import revealing
 from core.memory.model import Provenance
 from core.receipts.redaction import Redactor
 from core.tools.action import ToolAction
+from core.tools.definition import ANY_TARGET, ToolFlow
 from soul.schema import FlowRules
 
 
@@ -45,28 +44,29 @@ class FlowChecks:
         self._redactor = redactor or Redactor()
         self._rules = rules
 
-    def carries_secret(self, capability: str, arguments: dict[str, object]) -> bool:
-        """Whether a call that sends its arguments out would carry a secret in any form
-        (raw, URL-encoded, base64, hex): such a call is refused, whoever asked."""
-        spec = flow_of(capability)
-        if not spec.sends and spec is not UNKNOWN:
+    def carries_secret(self, spec: ToolFlow, arguments: dict[str, object]) -> bool:
+        """Whether a call of flow `spec` that sends its arguments out (or may change
+        anything) would carry a secret in any form (raw, URL-encoded, base64, hex): such a
+        call is refused, whoever asked."""
+        if not spec.sends and ANY_TARGET not in spec.changes:
             return False
         return any(self._redactor.carries(text) for text in _strings(arguments))
 
-    def judge(self, action: ToolAction, flow: RequestFlow) -> tuple[ToolAction, Asks]:
-        """The action to govern (a remember marked with where its fact came from) and why
-        the owner must decide, if they must."""
+    def judge(
+        self, action: ToolAction, spec: ToolFlow, flow: RequestFlow
+    ) -> tuple[ToolAction, Asks]:
+        """The action (of flow `spec`) to govern (a remember marked with where its fact came
+        from) and why the owner must decide, if they must."""
         rules = self._rules()
-        spec = flow_of(action.capability)
         if spec.remembers:
             held = rules.stranger_memory == "quarantine" and flow.read_strangers
             held = held and not flow.owner_named(str(action.params.get("text", "")))
             provenance = Provenance.TOOL if held else Provenance.AGENT
             params = {**action.params, "provenance": str(provenance)}
             return ToolAction(action.capability, action.command, params), Asks()
-        ask = ask_to_send(action, flow) if rules.private_egress == "ask" else None
+        ask = ask_to_send(action, spec, flow) if rules.private_egress == "ask" else None
         if ask is None and rules.stranger_changes == "ask":
-            ask = ask_to_change(action, flow)
+            ask = ask_to_change(action, spec, flow)
         action, reads_sensitive = revealing(action)
         if reads_sensitive is not None:  # the card names the files the approved run may see
             ask = reads_sensitive if ask is None else f"{ask}\n\n{reads_sensitive}"

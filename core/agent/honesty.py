@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,9 +14,8 @@ from core.governance.commands import SHELL
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
 
-# The parameters that name what a run acted on: the paths of file.* and repo.*, the page or
-# the query of web.*.
-PATH_KEYS = ("path", "source", "target", "url", "query")
+# A capability -> the parameters naming what its runs act on (its tool's flow says which).
+Targets = Callable[[str], tuple[str, ...]]
 
 # "I deleted", "I've created", "I have moved", "Done: removed ..." in the prose of a reply.
 _CLAIMED = re.compile(
@@ -62,10 +62,12 @@ class Checked:
     corrections: tuple[str, ...]
 
 
-async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[ToolRun]:
+async def runs_on_record(
+    ledger: ReceiptStore, receipt_ids: list[str], targets: Targets
+) -> list[ToolRun]:
     """What ran, read back from the ledger itself: tool_run receipts (an applied dry run
     counts as the shell command it was), and dry runs that changed nothing, which is all
-    such a command does."""
+    such a command does. `targets` says which parameters of a run name what it acted on."""
     if not receipt_ids:
         return []  # nothing ran: no need to wait for the ledger's pending batch to land
     await ledger.flush()
@@ -86,17 +88,18 @@ async def runs_on_record(ledger: ReceiptStore, receipt_ids: list[str]) -> list[T
             succeeded = succeeded and outputs.get("exit_code") == 0
         elif stored.action_type != "tool_run":
             continue
-        runs.append(ToolRun(stored.id, tool, _shown(tool, inputs), succeeded))
+        runs.append(ToolRun(stored.id, tool, _shown(tool, inputs, targets(tool)), succeeded))
     return runs
 
 
-def _shown(capability: str, inputs: dict[str, Any]) -> str:
-    """A run as the owner reads it: the command line, or the capability and the paths it
-    acted on ("file.delete /workspace/old.log"), never a file's whole content."""
+def _shown(capability: str, inputs: dict[str, Any], named: tuple[str, ...]) -> str:
+    """A run as the owner reads it: the command line, or the capability and what it acted
+    on, by the parameters `named` ("file.delete /workspace/old.log"), never a file's whole
+    content."""
     params = inputs.get("params")
     if capability == SHELL or not isinstance(params, dict):
         return str(inputs.get("command", ""))
-    paths = [str(params[k]) for k in PATH_KEYS if isinstance(params.get(k), str)]
+    paths = [str(params[k]) for k in named if isinstance(params.get(k), str)]
     return " ".join([capability, *paths])
 
 

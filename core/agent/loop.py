@@ -79,7 +79,7 @@ class ToolLoop:
             return self._refuse(call, quest, "invalid arguments", problems=problems)
         if self._gateway is None:
             return self._refuse(call, quest, "tools are off: governance (FEATURE_SOUL) is off")
-        if self._checks.carries_secret(tool.capability, args):
+        if self._checks.carries_secret(tool.flow, args):
             return self._refuse(call, quest, WITHHELD, arguments=WITHHELD_ARGUMENTS)
         call_id = quest.trail.record("tool_call", call.name, inputs={"arguments": args})
         quest.tools_used.append(call.name)
@@ -88,7 +88,7 @@ class ToolLoop:
         ended = True  # not cut short by a stop (the progress then keeps the tool's name)
         try:
             action = addressed(tool.to_action(args), quest.channel)
-            action, asks = self._checks.judge(action, quest.flow)
+            action, asks = self._checks.judge(action, tool.flow, quest.flow)
             # The owner's Stop cuts short a wait that changes nothing; a change under way
             # finishes first (core/runtime/stopping.py).
             outcome = await stoppable(
@@ -100,6 +100,7 @@ class ToolLoop:
                     asked=quest.asked,
                     ask=asks.ask,
                     ask_if_changes=asks.ask_if_changes,
+                    key=quest.step_key(),
                 )
             )
         except Stopped:
@@ -117,7 +118,7 @@ class ToolLoop:
                 quest.progress.tool_done()
         result.outcomes.append(outcome)
         if outcome.output:
-            quest.flow.observe(action, outcome.output)
+            quest.flow.observe(action, tool.flow, outcome.output)
         if outcome.receipt_id is not None:
             quest.run_receipts.append(outcome.receipt_id)
         return outcome.for_model()

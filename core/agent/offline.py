@@ -12,9 +12,10 @@ from core.llm.types import CompletionRequest, Lane, Message, Role
 from core.receipts.model import ReceiptStatus
 
 NO_PROVIDER = (
-    "Free-form reasoning needs a model provider, and none is configured. Set LANCELOT_PROVIDER "
-    "(openai, anthropic or gemini) and its key: OPENAI_API_KEY, ANTHROPIC_API_KEY or "
-    "GEMINI_API_KEY (a *_BASE_URL points at a compatible server). Commands work without one: "
+    "Free-form reasoning needs a model provider, and none is configured. Run `lancelot setup` "
+    "in the terminal where I run, or set LANCELOT_PROVIDER (openai, anthropic or gemini) and "
+    "its key: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (a *_BASE_URL points at a "
+    "compatible server). Commands work without one: "
     "/help lists them, and /run runs a command in the workspace under governance."
 )
 LOCAL_LABEL = (

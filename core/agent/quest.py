@@ -49,6 +49,16 @@ class Quest:
     # What the request has read so far, and from where (core/governance/flow.py). Work no
     # owner's message started has no owner's words: nothing it changes is named by them.
     flow: RequestFlow = field(default_factory=lambda: RequestFlow(""))
+    # The inbound update this request answers (core/governance/commands.py, asking): each
+    # governed step is keyed by it and its place, so a request redone after a crash finds
+    # the approvals it asked for the first time instead of asking again. None: no inbox.
+    update: str | None = None
+    steps: int = 0  # governed steps taken so far
+
+    def step_key(self) -> str | None:
+        """The key of the next governed step (None without an update to key it by)."""
+        self.steps += 1
+        return None if self.update is None else f"{self.update}:step:{self.steps}"
 
     @property
     def exhausted(self) -> bool:

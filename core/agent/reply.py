@@ -8,6 +8,7 @@ from core.agent.answer import FinalAnswer
 from core.agent.governor import NOTE, govern
 from core.agent.honesty import ToolRun, check_answer, runs_on_record
 from core.agent.quest import Quest
+from core.agent.tools import ToolTable
 from core.errors import ProviderUnavailable
 from core.events import Card, CardKind
 from core.governance.gateway import ToolGateway
@@ -46,12 +47,12 @@ class ReplyGate:
     def __init__(
         self,
         ledger: ReceiptStore,
-        capabilities: dict[str, str],
+        tools: ToolTable,
         gateway: ToolGateway | None,
         jobs_running: Callable[[], bool],
     ) -> None:
         self._ledger = ledger
-        self._capabilities = capabilities
+        self._tools = tools
         self._gateway = gateway
         self._jobs_running = jobs_running
 
@@ -65,8 +66,8 @@ class ReplyGate:
             undone = await self._gateway.finish(quest.trail.quest_id)
             if undone is not None:
                 notes.append(f"A step failed its check, so its changes were undone: {undone}")
-        runs = await runs_on_record(self._ledger, quest.run_receipts)
-        checked = check_answer(answer, runs, self._capabilities)
+        runs = await runs_on_record(self._ledger, quest.run_receipts, self._tools.targets)
+        checked = check_answer(answer, runs, self._tools.capabilities())
         running = self._jobs_running()
         body = govern(checked.answer.response_to_user, job_running=running)
         after = govern(checked.answer.next_action, job_running=running)
@@ -97,7 +98,7 @@ class ReplyGate:
 
     async def outage(self, quest: Quest, exc: ProviderUnavailable) -> Card:
         """The provider failed mid-request: say so, and list only what receipts show ran."""
-        runs = await runs_on_record(self._ledger, quest.run_receipts)
+        runs = await runs_on_record(self._ledger, quest.run_receipts, self._tools.targets)
         body = (
             f"{exc.user_message} I could not finish this request"
             + (", and nothing was run." if not runs else "; what ran before it failed is below.")

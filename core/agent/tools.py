@@ -8,26 +8,39 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from core.governance.commands import SHELL, shell_action
 from core.llm.types import ToolSpec
 from core.tools.action import ToolAction
-from core.tools.workspace import Workspace
+from core.tools.definition import ToolDefinition, ToolFlow, ToolSetup
+from core.tools.tool_registry import ToolRegistry
 
 MAX_ERRORS = 5
 
 
 @dataclass(frozen=True, slots=True)
 class AgentTool:
-    """A model-facing tool: its spec, the governed capability it maps to, and how its
-    (already validated) arguments become the exact ToolAction governance decides on."""
+    """A model-facing tool: its spec, the governed capability it maps to, its flow, and how
+    its (already validated) arguments become the exact ToolAction governance decides on."""
 
     spec: ToolSpec
     capability: str
+    flow: ToolFlow
     to_action: Callable[[dict[str, Any]], ToolAction]
+
+    @classmethod
+    def bound(cls, definition: ToolDefinition, setup: ToolSetup) -> AgentTool:
+        """The definition as offered under `setup`."""
+        spec = ToolSpec(definition.name, definition.describe(setup.settings), definition.parameters)
+        return cls(
+            spec,
+            definition.capability,
+            definition.flow,
+            lambda args: definition.action(setup, args),
+        )
 
 
 class ToolTable:
-    """Name -> tool. Adding a tool is one `AgentTool` entry (core/agent/workspace_tools.py)."""
+    """Name -> tool: what the model is offered in this install (docs/architecture.md, "How
+    to add a tool")."""
 
     def __init__(self, tools: Iterable[AgentTool] = ()) -> None:
         self._tools: dict[str, AgentTool] = {}
@@ -41,6 +54,11 @@ class ToolTable:
         self._tools[tool.spec.name] = tool
         self._validators[tool.spec.name] = Draft202012Validator(tool.spec.parameters)
 
+    @classmethod
+    def offered(cls, registry: ToolRegistry, setup: ToolSetup) -> ToolTable:
+        """Every registered tool that `setup` switches on."""
+        return cls(AgentTool.bound(d, setup) for d in registry.offered(setup))
+
     def get(self, name: str) -> AgentTool | None:
         """The tool called `name`, if there is one."""
         return self._tools.get(name)
@@ -53,6 +71,11 @@ class ToolTable:
         """Tool name -> the capability its receipts carry (run_command -> shell.exec)."""
         return {name: tool.capability for name, tool in self._tools.items()}
 
+    def targets(self, capability: str) -> tuple[str, ...]:
+        """The parameters naming what a run of `capability` acted on (none if not offered)."""
+        found = (t.flow.named() for t in self._tools.values() if t.capability == capability)
+        return next(found, ())
+
     def problems(self, name: str, arguments: dict[str, Any]) -> list[str]:
         """Why `arguments` do not fit the tool's schema (empty: they do)."""
         validator = self._validators[name]
@@ -61,30 +84,3 @@ class ToolTable:
             f"{'/'.join(str(p) for p in err.path) or '(arguments)'}: {err.message}"
             for err in found[:MAX_ERRORS]
         ]
-
-
-def run_command_tool(workspace: Workspace) -> AgentTool:
-    """`run_command`: one command line in the workspace, exactly as /run runs it."""
-    spec = ToolSpec(
-        name="run_command",
-        description=(
-            "Run one command line in the owner's workspace (/workspace), under governance. "
-            "Reads run at once; destructive commands (rm, mv over a file, git push) wait for "
-            "the owner's approval; denylisted commands are refused with the rule and safer "
-            "alternatives. No pipes, redirects or substitutions."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 2000,
-                    "description": "The exact command line, e.g. 'ls -la /workspace'.",
-                }
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
-    )
-    return AgentTool(spec, SHELL, lambda args: shell_action(str(args["command"]), workspace))

@@ -13,7 +13,7 @@ from pydantic.fields import FieldInfo
 
 from core.config.loader import ENV_NAMES, environment_names
 from core.config.settings import Settings
-from core.features import AT_START, DEFAULTS, PREFIX
+from core.features import AT_START, DEFAULTS, NO_COUNTERPART, PREFIX, SPEC_NAMES
 
 INTRO = """\
 # Settings
@@ -50,6 +50,24 @@ is logged and changes nothing); the switches marked "at start" apply at the next
 | switch | default | applies |
 |---|---|---|
 """
+
+
+SPEC = """\
+### The specification's names
+
+The functional specification names some switches differently. These switch exactly what the
+Lancelot name does, in any source; the ones with no counterpart are accepted when on (what
+they turn on already holds) and stop startup when off, saying what to use instead.
+
+| specification name | in Lancelot |
+|---|---|
+"""
+
+
+def _spec_rows() -> list[str]:
+    same = [f"| `{PREFIX}{spec}` | `{PREFIX}{ours}` |" for spec, ours in SPEC_NAMES.items()]
+    none = [f"| `{PREFIX}{spec}` | none: {why} |" for spec, why in NO_COUNTERPART.items()]
+    return same + none
 
 
 def _names_by_key() -> dict[tuple[str, ...], list[str]]:
@@ -118,6 +136,7 @@ def render_reference() -> str:
             title = f"`{key}`: {' '.join((section.__doc__ or '').split())}"
             parts.append(_table(title, _section_rows(section, (key,), names)))
     parts.append(FEATURES + "\n".join(_switch_rows()) + "\n")
+    parts.append(SPEC + "\n".join(_spec_rows()) + "\n")
     return "\n".join(parts)
 
 

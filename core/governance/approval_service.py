@@ -38,6 +38,14 @@ from core.tools.action import ToolAction
 
 log = logging.getLogger(__name__)
 
+SETTLED = (
+    ApprovalState.EXECUTED,
+    ApprovalState.NOT_RUN,
+    ApprovalState.DENIED,
+    ApprovalState.EXPIRED,
+    ApprovalState.INTERRUPTED,
+)
+
 
 class ApprovalService:
     """Asks the owner, waits without blocking anything, and runs the approved action once."""
@@ -123,21 +131,45 @@ class ApprovalService:
         via: str,
         quest_id: str | None = None,
         asked: Callable[[str], Awaitable[None]] | None = None,
+        *,
+        key: str | None = None,
     ) -> Settlement:
         """Ask the owner as request() does, then wait (only this caller) until the approval
         is executed, denied, expired or interrupted. The decision may come from any copy.
         `asked` hears the approval's id before its card goes out (to note what waits on it:
-        a stop at any instant after the owner could see the card leaves that note behind)."""
-        approval = await self._transitions.create(action, decision, via, quest_id)
+        a stop at any instant after the owner could see the card leaves that note behind).
+        `key`: the update and step asking; asked again after a restart, the approval made
+        the first time is waited on (see wait_again)."""
+        approval = await self._transitions.create(action, decision, via, quest_id, key)
+        return await self._wait(approval, asked)
+
+    async def wait_again(
+        self, key: str, asked: Callable[[str], Awaitable[None]] | None = None
+    ) -> Settlement | None:
+        """The approval the update and step `key` asked for before (a restart redid the
+        update), waited on again: its card goes out only if a crash kept it from going out;
+        one settled meanwhile is returned as it is (what it ran does not run again). None
+        when `key` asked for nothing yet."""
+        approval = await self._store.requested(key)
+        return await self._wait(approval, asked) if approval is not None else None
+
+    async def _wait(
+        self, approval: Approval, asked: Callable[[str], Awaitable[None]] | None
+    ) -> Settlement:
+        """Wait for `approval` to settle, sending its card first while it is pending."""
         # Listen before the card goes out, so even the fastest tap is not lost.
         waiter = self._waiters.watch(approval.id)
         switch = stopping.current()  # the owner may stop the task that waits
         if switch is not None:
             self._stoppable[approval.id] = switch
         try:
+            current = await self._store.get(approval.id) or approval  # listening now
+            if current.state in SETTLED:
+                return Settlement(current)
             if asked is not None:
                 await asked(approval.id)
-            await self._send_pending(approval)
+            if current.state is ApprovalState.PENDING:
+                await self._send_pending(current)
             return await waiter
         except asyncio.CancelledError:
             if switch is not None and switch.request is not None:  # stopped, not shut down

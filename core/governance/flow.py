@@ -13,75 +13,16 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 from core.tools.action import ToolAction
+from core.tools.definition import ANY_TARGET, Label, ToolFlow
 
 ASK_MARK = "Because of what this request read: "  # an approval card shows such a reason
 _WORD = re.compile(r"\w+")
 _WORKSPACE = "/workspace/"
 INBOX = "inbox/"  # files that came from outside: the owner forwarded them, others wrote them
-
-
-class Label(StrEnum):
-    """Where a piece of the model's context came from."""
-
-    OWNER = "owner"  # the owner's own message
-    PRIVATE = "private"  # workspace files, memory, command output over them
-    STRANGER = "strangers"  # pages, search results, files and transcripts from outside
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFlow:
-    """What one capability reads and what it sends or changes.
-
-    `reads` gives the labels its output carries; `sends` names the parameters whose values
-    leave the machine; `changes` the parameters naming what it changes (empty: it changes
-    nothing it can name);
-    `changes_by_effect`: what it changes is only known from a dry run (the shell).
-    """
-
-    reads: frozenset[Label]
-    sends: tuple[str, ...] = ()
-    changes: tuple[str, ...] = ()
-    changes_by_effect: bool = False
-    remembers: bool = False
-
-
-NOTHING: frozenset[Label] = frozenset()
-PRIVATE = frozenset({Label.PRIVATE})
-STRANGERS = frozenset({Label.STRANGER})
-# A workspace file is the owner's private data, and its words may be anyone's (a cloned
-# repository, a download, a document someone sent): both labels, whatever its name.
-CONTENTS = frozenset({Label.PRIVATE, Label.STRANGER})
-
-# Capability -> flow. A capability missing here (a skill's, an MCP server's) is judged as the
-# most cautious entry, UNKNOWN: its output is a stranger's, and it may change anything.
-FLOWS: dict[str, ToolFlow] = {
-    "shell.exec": ToolFlow(CONTENTS, changes_by_effect=True),
-    "file.read": ToolFlow(CONTENTS),
-    "file.list": ToolFlow(PRIVATE),
-    "file.write": ToolFlow(NOTHING, changes=("path",)),
-    "file.delete": ToolFlow(NOTHING, changes=("path",)),
-    "file.move": ToolFlow(NOTHING, changes=("source", "target")),
-    "file.send": ToolFlow(NOTHING),  # to the owner's own chat
-    "repo.status": ToolFlow(PRIVATE),
-    "repo.diff": ToolFlow(CONTENTS),
-    "web.fetch": ToolFlow(STRANGERS, sends=("url",)),
-    "web.search": ToolFlow(STRANGERS, sends=("query",)),
-    "memory.recall": ToolFlow(PRIVATE),
-    "memory.remember": ToolFlow(NOTHING, remembers=True),
-    "memory.forget": ToolFlow(NOTHING, changes=("id",)),
-    "schedule.propose": ToolFlow(NOTHING, changes=("what",)),
-}
-UNKNOWN = ToolFlow(STRANGERS, changes=("*",))
-
-
-def flow_of(capability: str) -> ToolFlow:
-    """The flow of `capability` (UNKNOWN's, the cautious one, when none is declared)."""
-    return FLOWS.get(capability, UNKNOWN)
 
 
 @dataclass
@@ -114,20 +55,23 @@ class RequestFlow:
         if source not in self.private_from:
             self.private_from.append(source)
 
-    def heard_stranger(self, source: str, text: str) -> None:
-        """A stranger's `text` (from `source`) is in the context."""
+    def heard_stranger(self, source: str, text: str, quotable: bool = True) -> None:
+        """A stranger's `text` (from `source`) is in the context. Only `quotable` text (a
+        page, a search result: nothing private) lends its links to `quoted_from_stranger`."""
         self.labels.add(Label.STRANGER)
         if source not in self.strangers:
             self.strangers.append(source)
-        self.stranger_text.append(text)
+        if quotable:
+            self.stranger_text.append(text)
 
-    def observe(self, action: ToolAction, output: str) -> None:
-        """`action` ran and the model will see `output`: the request now holds its labels."""
-        labels = flow_of(action.capability).reads
+    def observe(self, action: ToolAction, spec: ToolFlow, output: str) -> None:
+        """`action` (of flow `spec`) ran and the model will see `output`: the request now
+        holds the labels its output carries."""
+        labels = spec.reads
         if Label.PRIVATE in labels:
             self.knows_private(_source(action))
-        if Label.STRANGER in labels:
-            self.heard_stranger(_source(action), output)
+        if Label.STRANGER in labels:  # a workspace file's words are private all the same
+            self.heard_stranger(_source(action), output, quotable=Label.PRIVATE not in labels)
 
     def owner_named(self, value: str) -> bool:
         """Whether the owner's typed message names `value` (a path, an address, a query)
@@ -152,11 +96,12 @@ class RequestFlow:
         return ", ".join(self.strangers) if self.strangers else "text the model read"
 
 
-def ask_to_send(action: ToolAction, flow: RequestFlow) -> str | None:
-    """Why sending `action`'s outbound values needs the owner (None: it may go)."""
+def ask_to_send(action: ToolAction, spec: ToolFlow, flow: RequestFlow) -> str | None:
+    """Why sending `action`'s outbound values (its flow `spec` names them) needs the owner
+    (None: they may go)."""
     if not flow.holds_private:
         return None
-    for name in flow_of(action.capability).sends:
+    for name in spec.sends:
         value = str(action.params.get(name, ""))
         if flow.owner_named(value) or flow.quoted_from_stranger(value):
             continue
@@ -169,11 +114,10 @@ def ask_to_send(action: ToolAction, flow: RequestFlow) -> str | None:
     return None
 
 
-def ask_to_change(action: ToolAction, flow: RequestFlow) -> str | None:
-    """Why changing what `action` names needs the owner (None: the owner named it, or no
-    stranger's text is in the request)."""
-    spec = flow_of(action.capability)
-    targets = [str(action.params.get(n, "")) for n in spec.changes if n != "*"]
+def ask_to_change(action: ToolAction, spec: ToolFlow, flow: RequestFlow) -> str | None:
+    """Why changing what `action` names (its flow `spec` says which parameters) needs the
+    owner (None: the owner named it, or no stranger's text is in the request)."""
+    targets = [str(action.params.get(n, "")) for n in spec.changes if n != ANY_TARGET]
     inside_git = [t for t in targets if _in_git_dir(t)]
     if inside_git:  # a repository's own files can point git anywhere on the host
         return (
@@ -182,7 +126,7 @@ def ask_to_change(action: ToolAction, flow: RequestFlow) -> str | None:
         )
     if not flow.read_strangers or not spec.changes:
         return None
-    if targets and all(flow.owner_named(t) for t in targets) and "*" not in spec.changes:
+    if targets and all(flow.owner_named(t) for t in targets) and ANY_TARGET not in spec.changes:
         return None
     what = ", ".join(t for t in targets if t) or action.describe()
     return (

@@ -22,6 +22,7 @@ from core.governance.by_effect import (
 )
 from core.governance.execution import Executor, RunReport
 from core.governance.policy import Decision, PolicyEngine, Verdict
+from core.governance.settlement import Settlement
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
@@ -158,13 +159,13 @@ class ToolGateway:
         whatever the Soul's tier says; `ask_if_changes` does so when a dry run shows the
         command would change something.
 
-        `key` (without `wait`): the identity of the inbound update asking. An update handled
-        again after a crash finds the approval it asked for the first time, and neither
-        dry-runs nor asks again."""
-        if key is not None and not wait:
-            known = await self._approvals.asked(key)
-            if known is not None:
-                return ToolOutcome(OutcomeKind.WAITING, "", action.describe(), approval_id=known)
+        `key`: the identity of the inbound update asking (for an agent's step, and which
+        step). An update handled again after a crash finds the approval it asked for the
+        first time, and neither dry-runs nor asks again; with `wait`, it waits on that one."""
+        if key is not None:
+            again = await self._asked_before(action, key, wait, asked)
+            if again is not None:
+                return again
         decision = self._policy.decide(action, autonomous=autonomous)
         if ask is not None and decision.verdict is not Verdict.DENY:
             decision = self._policy.must_ask(decision, ask)
@@ -279,20 +280,32 @@ class ToolGateway:
         """Wait for the quest's background checks; a text when its T1 steps were undone."""
         return await self._executor.finish(quest_id)
 
+    async def _asked_before(
+        self,
+        action: ToolAction,
+        key: str,
+        wait: bool,
+        asked: Callable[[str], Awaitable[None]] | None,
+    ) -> ToolOutcome | None:
+        """The outcome of the approval `key` asked for before a crash, or None."""
+        if not wait:
+            known = await self._approvals.asked(key)
+            if known is None:
+                return None
+            return ToolOutcome(OutcomeKind.WAITING, "", action.describe(), approval_id=known)
+        settled = await self._approvals.wait_again(key, asked)
+        if settled is None:
+            return None
+        base = ToolOutcome(OutcomeKind.DENIED, settled.approval.tier, action.describe())
+        return _settled(base, settled)
+
     async def _ask(
         self, action: ToolAction, decision: Decision, call: _Call, base: ToolOutcome
     ) -> ToolOutcome:
         settled = await self._approvals.request_and_wait(
-            action, decision, call.via, call.quest_id, call.asked
+            action, decision, call.via, call.quest_id, call.asked, key=call.key
         )
-        approval = settled.approval
-        base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
-        if approval.state is ApprovalState.DENIED:
-            return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
-        ran = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
-        if approval.state not in ran or settled.report is None:
-            return replace(base, reason=f"approval {approval.state.value}; nothing ran")
-        return _ran(base, settled.report)
+        return _settled(base, settled)
 
     def _record(
         self,
@@ -316,6 +329,21 @@ class ToolGateway:
         )
         self._ledger.append(receipt)
         return receipt.id
+
+
+def _settled(base: ToolOutcome, settled: Settlement) -> ToolOutcome:
+    """The outcome of an approval that settled: denied, lapsed, or what its run did."""
+    approval = settled.approval
+    base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
+    if approval.state is ApprovalState.DENIED:
+        return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
+    ran = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
+    if approval.state in ran and settled.report is None:
+        reason = f"approval {approval.state.value} before Lancelot restarted; not run again"
+        return replace(base, reason=reason)
+    if approval.state not in ran or settled.report is None:
+        return replace(base, reason=f"approval {approval.state.value}; nothing ran")
+    return _ran(base, settled.report)
 
 
 def _ran(base: ToolOutcome, report: RunReport) -> ToolOutcome:

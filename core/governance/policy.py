@@ -13,6 +13,7 @@ from soul import (
     Action,
     Classification,
     Soul,
+    Tier,
     UnparseableCommand,
     classify,
     classify_effects,
@@ -65,8 +66,12 @@ class PolicyEngine:
         soul: Callable[[], Soul],
         capabilities: CapabilityTokens,
         crusader: Callable[[], bool] = lambda: False,
+        tiers: Callable[[str], Tier | None] = lambda _: None,
     ) -> None:
+        """`tiers` gives a capability's tier from its tool's definition (core/tools/
+        definition.py), for a capability the Soul has no rule for; the Soul's rules win."""
         self._soul = soul
+        self._tiers = tiers
         self._capabilities = capabilities
         self._crusader = crusader
         self._cache: OrderedDict[tuple[int, str, bool], Decision] = OrderedDict()
@@ -168,7 +173,7 @@ class PolicyEngine:
                         reason=rule.reason,
                         alternatives=tuple(rule.alternatives),
                     )
-            found = classify(soul, facts)
+            found = classify(soul, facts, default=self._unruled(soul, action.capability))
         except UnparseableCommand as exc:
             return Decision(
                 Verdict.DENY,
@@ -178,6 +183,13 @@ class PolicyEngine:
                 alternatives=("Write the command without unbalanced quotes or deep nesting.",),
             )
         return self._ask_or_allow(soul, found, autonomous)
+
+    def _unruled(self, soul: Soul, capability: str) -> Tier | None:
+        """The definition's tier for a capability no rule of the Soul names (None: the
+        Soul's rules and its default tier decide)."""
+        if any(rule.capability == capability for rule in soul.risk_rules.rules):
+            return None
+        return self._tiers(capability)
 
     def _ask_or_allow(self, soul: Soul, found: Classification, autonomous: bool) -> Decision:
         base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)

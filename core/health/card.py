@@ -27,6 +27,8 @@ def register_health_command(registry: CommandRegistry, health: HealthMonitor) ->
             ("Last scheduler tick", _when(snapshot.last_scheduler_tick_at)),
         )
         body = "\n".join(f"- {r}" for r in snapshot.degraded_reasons) or "Every check passes."
+        if snapshot.passing:
+            body += f"\nPassing: {', '.join(snapshot.passing)}."
         if not snapshot.ready:
             title = "Health: not ready"
         else:

@@ -44,6 +44,7 @@ class HealthSnapshot:
     scheduler_running: bool = False
     last_scheduler_tick_at: float | None = None
     failing: tuple[str, ...] = ()  # names of the checks that failed (not shown)
+    passing: tuple[str, ...] = ()  # names of the checks that passed (/health names them)
 
     @property
     def degraded(self) -> bool:
@@ -173,6 +174,7 @@ class HealthMonitor:
             scheduler_running=running,
             last_scheduler_tick_at=scheduler_tick,
             failing=tuple(failing),
+            passing=tuple(name for name in self._checks if name not in failing),
         )
         self._last_at, self._last_changes = started, changes
         return self._last

@@ -131,5 +131,5 @@ def translate_error(exc: Exception) -> Exception:
         status = exc.status_code
         return error_for_status("anthropic", status, retry_after_seconds(exc.response.headers))
     if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-        return Unreachable(f"anthropic: cannot connect ({type(exc).__name__})")
+        return Unreachable.from_error("anthropic", exc)
     return PermanentError(f"anthropic: {type(exc).__name__}: {exc}")

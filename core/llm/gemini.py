@@ -148,5 +148,5 @@ def translate_error(exc: Exception) -> Exception:
     if isinstance(exc, genai_errors.APIError):
         return error_for_status("gemini", exc.code or 500)
     if isinstance(exc, httpx.TransportError | ConnectionError):
-        return Unreachable(f"gemini: cannot connect ({type(exc).__name__})")
+        return Unreachable.from_error("gemini", exc)
     return PermanentError(f"gemini: {type(exc).__name__}: {exc}")

@@ -85,7 +85,7 @@ def _classified(config: FlagshipConfig, cause: BaseException | None) -> KeyCheck
     if isinstance(cause, KeyRefused):
         return KeyCheck(config.name, f"{at} refused the key ({cause})", KeyProblem.REFUSED)
     if isinstance(cause, Unreachable):
-        return KeyCheck(config.name, f"cannot reach {at}", KeyProblem.UNREACHABLE)
+        return KeyCheck(config.name, f"cannot reach {at}: {cause.why}", KeyProblem.UNREACHABLE)
     if isinstance(cause, TransientError):
         detail = f"{at} did not answer in time or is busy ({cause})"
         return KeyCheck(config.name, detail, KeyProblem.BUSY)

@@ -178,7 +178,7 @@ def translate_error(exc: Exception) -> Exception:
             "openai", exc.status_code, retry_after_seconds(exc.response.headers)
         )
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return Unreachable(f"openai: cannot connect ({type(exc).__name__})")
+        return Unreachable.from_error("openai", exc)
     if isinstance(exc, openai.APIError | PermanentError):
         return PermanentError(f"openai: {exc}")
     return PermanentError(f"openai: unexpected {type(exc).__name__}: {exc}")

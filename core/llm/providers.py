@@ -23,14 +23,17 @@ class FlagshipChoice:
     misconfigured: bool = False  # a provider was named but cannot be used (health degrades)
 
 
-def no_provider_answer(problem: str | None = None) -> str:
-    """The honest reply when free-form reasoning is asked for and no flagship is configured."""
+def no_provider_answer(problem: str | None = None, local: bool = False) -> str:
+    """The honest reply when free-form reasoning is asked for and no flagship is configured
+    (`local`: a local model is there for small jobs)."""
     why = f" ({problem})" if problem else ""
+    also = ", and so does my local model for small jobs" if local else ""
     return (
         "I can't reason about free-form requests without a model provider" + why + ". "
-        "Commands still work (/help lists them), and so does my local model for small jobs. "
-        "To enable it, set LANCELOT_PROVIDER to openai, anthropic or gemini and the matching "
-        "key (OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY), then restart me."
+        f"Commands still work (/help lists them){also}. "
+        "To enable it, run `lancelot setup` in the terminal where I run, or set "
+        "LANCELOT_PROVIDER to openai, anthropic or gemini and the matching key "
+        "(OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY), then restart me."
     )
 
 

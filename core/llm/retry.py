@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -21,7 +22,38 @@ class KeyRefused(PermanentError):
 
 
 class Unreachable(TransientError):
-    """No connection to the provider at all (DNS, refused, reset, a timeout on connect)."""
+    """No connection to the provider at all (DNS, refused, reset, a timeout on connect);
+    `why` says which, in words."""
+
+    def __init__(self, message: str, why: str = "no connection") -> None:
+        super().__init__(message)
+        self.why = why
+
+    @classmethod
+    def from_error(cls, provider: str, exc: BaseException) -> Unreachable:
+        """`provider` could not be reached, saying why as the socket saw it: an SDK's
+        transport may call a refused connection a timeout (httpx-aiohttp does)."""
+        why = connection_problem(exc)
+        return cls(f"{provider}: cannot connect ({why})", why)
+
+
+def connection_problem(exc: BaseException) -> str:
+    """Why a connection failed, in words, from the deepest cause the chain holds: "connection
+    refused", "name not found", "connection reset", "timed out", else the error's type."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "name not found"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        cause = cause.__cause__ or cause.__context__
+    if "timeout" in type(exc).__name__.lower() or isinstance(exc, TimeoutError):
+        return "timed out"
+    return type(exc).__name__
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,7 +122,9 @@ class Router:
             return await self._run(trace, lane, "local", "", "local task", local.complete(request))
         if self._flagship is None:
             reason = self.no_flagship_reason or "no flagship configured"
-            error = ProviderUnavailable(reason, user_message=no_provider_answer(reason))
+            error = ProviderUnavailable(
+                reason, user_message=no_provider_answer(reason, self.has_local())
+            )
             return await self._refuse(trace, lane, "none", error)
         return await self._call_flagship(self._flagship, request, lane, trace)
 

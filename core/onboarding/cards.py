@@ -11,7 +11,7 @@ from core.onboarding.progress import STEPS, TITLES, Progress, Status, Step
 
 GREETING = "Hello, I'm Lancelot"
 WORDS = (
-    "Words that work at any step: STATUS, BACK, RESTART STEP, RESEND CODE (this question "
+    "Words that work at any step: STATUS, BACK, RESTART STEP, ASK AGAIN (this question "
     "again), RESET (start over), SKIP (use the defaults and just talk). Commands work too: "
     "/help lists them, /status shows how I am."
 )
@@ -53,21 +53,23 @@ def name_card(progress: Progress, *, first: bool) -> Card:
     return Card(CardKind.REPLY, heading(progress), f"{ask}\n\n{WORDS}")
 
 
-def provider_body(checks: Sequence[KeyCheck], current: str | None) -> str:
-    """What the provider step says of the keys found and their live checks."""
+def provider_body(checks: Sequence[KeyCheck], current: str | None, local: bool = False) -> str:
+    """What the provider step says of the keys found and their live checks (`local`: a
+    local model can answer small jobs meanwhile)."""
+    meanwhile = "answer commands and use my local model" if local else "answer commands only"
     if not checks:
         return (
-            "No model provider key is set, so for now I answer commands and use my local "
-            "model. Keys come from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, "
-            "GEMINI_API_KEY) or from `lancelot setup` in the terminal where I run; never "
-            "type a key here. Tap Continue (or type NEXT) to go on."
+            f"No model provider key is set, so for now I {meanwhile}. Keys come from "
+            "`lancelot setup` in the terminal where I run, or from the environment "
+            "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY); never type a key here. "
+            "Tap Continue (or type NEXT) to go on."
         )
     working = [c.provider for c in checks if c.ok]
     if not working:
         return (
-            "No key answered (see below), so for now I answer commands and use my local "
-            "model. Fix the key in the environment or with `lancelot setup`, restart me, and "
-            "type RESEND CODE to check again; or tap Continue."
+            f"No key answered (see below), so for now I {meanwhile}. Fix the key with "
+            "`lancelot setup` or in the environment, restart me, and type ASK AGAIN to check "
+            "again; or tap Continue."
         )
     now = f" Now: {current}." if current else ""
     return f"Which provider should I think with? I checked each key with a tiny call.{now}"

@@ -30,6 +30,13 @@ ANSWER = "onboarding.answer"  # a button: payload {"step", "value"} or {"step", 
 NEXT_WORDS = frozenset({"next", "continue", "done", "finish", "keep", "ok"})
 
 
+# The words that work at any step. ASK AGAIN shows the current question again; RESEND CODE and
+# RESEND are its older spellings, still understood.
+WORDS = frozenset(
+    {"STATUS", "BACK", "RESTART STEP", "ASK AGAIN", "RESEND CODE", "RESEND", "RESET", "SKIP"}
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Seams:
     """What onboarding asks of the rest of Lancelot (wired by bot/onboarding.py)."""
@@ -41,6 +48,7 @@ class Seams:
     remember_name: Callable[[str], Awaitable[None]]  # the name, where the agent sees it
     default_timezone: str  # the settings' timezone, kept when the owner does not choose
     channels: Callable[[str], tuple[ChannelNote, ...]]  # the channels besides this one
+    has_local: Callable[[], bool] = lambda: False  # a local model can answer small jobs
 
 
 class Onboarding:
@@ -127,7 +135,7 @@ class Onboarding:
             return None
         word = " ".join(text.upper().strip(" .!?").split())
         async with self._lock:
-            if word in ("STATUS", "BACK", "RESTART STEP", "RESEND CODE", "RESEND", "RESET", "SKIP"):
+            if word in WORDS:
                 return await self._word(word, event.channel, receipt_id)
             if looks_like_key(text):
                 return Card(CardKind.NOTICE, "Not kept: that looks like a key", cards.KEY_REFUSED)
@@ -221,7 +229,7 @@ class Onboarding:
         choices: list[tuple[str, dict[str, Any]]] = []
         if p.step is Step.PROVIDER:
             checks = await self._check_all()
-            body = cards.provider_body(checks, self._seams.provider())
+            body = cards.provider_body(checks, self._seams.provider(), self._seams.has_local())
             fields = cards.check_fields(checks)
             choices = [(f"Use {c.provider}", {"value": c.provider}) for c in checks if c.ok]
             choices.append(("Continue", {"value": ""}))

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.receipts import chain_start
 from core.receipts.base import Checkpoint
 from core.receipts.checkpoint_chain import Line, chain_problem
+from core.receipts.model import Receipt
 from core.receipts.signing import CheckpointSigner, CheckpointVerifier
 from core.runtime.tasks import Supervisor
 
@@ -35,10 +37,12 @@ TAIL_BYTES = 8192  # enough to hold the last few lines
 
 @dataclass(frozen=True, slots=True)
 class CheckpointFile:
-    """The checkpoints read from the file, and what was wrong with any line."""
+    """The checkpoints read from the file, and what was wrong with any line; `first`: the
+    line holding checkpoint #1 and #1, when the file begins the numbered chain with it."""
 
     checkpoints: tuple[Checkpoint, ...]
     problems: tuple[str, ...]
+    first: Line | None = None
 
 
 def utc_now(clock: Callable[[], float] = time.time) -> str:
@@ -110,7 +114,8 @@ class CheckpointLog:
             problems.append(f"{self.path.name}: its last line has no line end (altered)")
         broken = chain_problem(self.path.name, found)
         problems.extend([broken] if broken is not None else [])
-        return CheckpointFile(tuple(c for _, c in found), tuple(problems))
+        first = found[0] if found and found[0][1].number == 1 else None
+        return CheckpointFile(tuple(c for _, c in found), tuple(problems), first)
 
     def last(self, verifier: CheckpointVerifier) -> Checkpoint | None:
         """The newest checkpoint with a valid signature (reads the end of the file only)."""
@@ -192,7 +197,9 @@ class Checkpointer:
 
     async def start(self, head: tuple[int, str], tasks: Supervisor) -> None:
         """Begin at the ledger's committed head: read the last checkpoint, cover a head it
-        does not (a ledger from before checkpoints, or a crash), and start the timer."""
+        does not (after a crash), and start the timer. A chain that begins over receipts
+        already there is the ledger's to begin (`beginning`), recorded before its first
+        checkpoint."""
         self._supervisor = tasks
         self._head = head
         await asyncio.to_thread(self._log.touch)
@@ -205,9 +212,17 @@ class Checkpointer:
                 self.latest.fingerprint,
                 self.latest.seq,
             )
-        if head[0] > (self.latest.seq if self.latest else 0):
+        if self.latest is not None and head[0] > self.latest.seq:
             await self.now()
         self._timer = tasks.spawn(self._tick(), name="ledger-checkpoints")
+
+    def beginning(self, head: int) -> Receipt | None:
+        """The receipt to write before this chain's first checkpoint, when it begins over
+        `head` receipts already in the ledger (after start); None otherwise."""
+        if self.latest is not None or head == 0:
+            return None
+        signer, key = self._signer, self._signer.verifier.fingerprint
+        return chain_start.beginning(head, self._every, signer.created, key)
 
     def note(self, seq: int, head: str) -> None:
         """The ledger committed up to `seq`; start a checkpoint in the background if due."""

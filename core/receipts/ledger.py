@@ -123,7 +123,23 @@ class SqliteLedger:
                 await self._chain.close()
                 raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
         self._commits.start()
+        await self._begin_chain(head[0])
         self._catch_up = self._supervisor.spawn(self._index_missing(head[0]), name="ledger-reindex")
+
+    async def _begin_chain(self, head: int) -> None:
+        """A checkpoint chain that begins over receipts already here is recorded in the
+        ledger first, then checkpointed: what removed the last chain cannot hide it
+        (chain_start.py)."""
+        receipt = self._checkpoints.beginning(head) if self._checkpoints is not None else None
+        if receipt is None or self._checkpoints is None:
+            return
+        if receipt.error_message is not None:
+            log.critical("%s (lancelot receipts verify fails from now on)", receipt.error_message)
+        await self.append_durable(receipt)
+        try:
+            await self._checkpoints.now()
+        except OSError as exc:
+            raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
 
     async def _index_missing(self, head: int) -> None:
         """Feed the search index what it lacks up to `head` (after a crash, or a deleted index

@@ -99,6 +99,7 @@ KINDS = KindRegistry(
         ReceiptKind("pairing", S, "a pairing attempt and its verdict"),
         ReceiptKind("onboarding", S, "a step of the first-run conversation"),
         ReceiptKind("system", S, "Lancelot started or shut down"),
+        ReceiptKind("checkpoint_chain", S, "the checkpoint chain began, or was found lost"),
         # Governance: the Soul's decision, the owner's, and what ran
         ReceiptKind(G.POLICY_DECISION, D, "what the Soul decided: rule, tier", "policy: {subject}"),
         ReceiptKind(G.CRUSADER_AUTO_APPROVAL, D, "Crusader mode approved an action"),

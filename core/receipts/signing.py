@@ -61,9 +61,10 @@ class CheckpointVerifier:
 class CheckpointSigner:
     """Signs checkpoints with the private key."""
 
-    def __init__(self, private: Ed25519PrivateKey) -> None:
+    def __init__(self, private: Ed25519PrivateKey, *, created: bool = False) -> None:
         self._private = private
         self.verifier = CheckpointVerifier(private.public_key())
+        self.created = created  # the key was made by this start (load_or_create)
 
     def sign(self, seq: int, head: str, time: str, after: Checkpoint | None) -> Checkpoint:
         """A checkpoint of the ledger at `seq` whose last hash is `head`, the next link of
@@ -78,13 +79,15 @@ class CheckpointSigner:
         """The key pair in `home`, made (0600) on first use. StorageError names the file
         that cannot be read or written, or a public key that is not the private key's."""
         path = home / KEY_FILE
+        created = False
         try:
             if not path.exists():
                 _write_private(path, Ed25519PrivateKey.generate())
+                created = True
             os.chmod(path, 0o600)
         except OSError as exc:
             raise StorageError(f"{path}: cannot read or create the checkpoint key: {exc}") from None
-        signer = cls(_read_private(path))
+        signer = cls(_read_private(path), created=created)
         public = home / PUBLIC_FILE
         try:
             if not public.exists():

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.receipts.base import Checkpoint, VerifyReport, fingerprint
+from core.receipts.chain_start import start_problem
 from core.receipts.evidence import Evidence
 from core.receipts.fingerprints import Fingerprint, KeyFingerprint
 from core.receipts.model import GENESIS_HASH
@@ -70,6 +71,9 @@ def verify_ledger(
         _check_ends(walk, checkpoints, position)
     if walk.reason is None and evidence is not None and found is not None:
         walk.reason = evidence.problem(found, walk.head[0])
+    if walk.reason is None and evidence is not None and found is not None:
+        name = evidence.log.path.name
+        walk.reason = start_problem(path, name, found.first, evidence.every_receipts)
     verifier = evidence.keys.verifier if evidence is not None else None
     if walk.reason is None and isinstance(against, KeyFingerprint):
         walk.reason = _check_key(verifier, against)

@@ -236,6 +236,23 @@ async def test_verify_fails_naming_the_checkpoint_file_and_line(
     assert named in as_json["reason"]
 
 
+async def test_checkpoints_emptied_then_a_restart_still_fail_naming_the_receipt(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    await signed(home)  # 15 receipts, checkpointed
+    env = env_for(home, LANCELOT_LEDGER_CHECKPOINT_EVERY_RECEIPTS="10")
+    (home / CHECKPOINTS_FILE).write_text("")
+    chat = lancelot("chat", env=env, stdin="/status\n")  # Lancelot starts again
+    assert chat.returncode == 0, chat.stderr
+    result = lancelot("receipts", "verify", env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines()[0].startswith(
+        f"TAMPERED in {home / 'ledger.db'}: ledger.db receipt #16: the checkpoint chain was lost"
+    )
+
+
 def test_verify_names_the_key_and_checks_it_against_its_fingerprint(used_home: Path) -> None:
     key = load_verifier(used_home)
     assert key is not None

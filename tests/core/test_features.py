@@ -90,3 +90,31 @@ def test_a_bad_file_on_reload_changes_nothing(tmp_path: Path) -> None:
     with pytest.raises(FeatureError, match="FEATURE_SOUL='perhaps'"):
         flags.reload()
     assert not flags.enabled("AGENT")
+
+
+@pytest.mark.parametrize(
+    ("spec", "ours"),
+    [("MEMORY_VNEXT", "MEMORY"), ("HEALTH_MONITOR", "HEALTH"), ("AGENTIC_LOOP", "AGENT")],
+)
+def test_a_specification_name_switches_what_lancelot_calls_it(
+    spec: str, ours: str, tmp_path: Path
+) -> None:
+    assert not FeatureFlags({f"FEATURE_{spec}": "false"}).enabled(ours)
+    config = tmp_path / "lancelot.yaml"
+    config.write_text(f"features:\n  {spec.lower()}: false\n")
+    from_file = FeatureFlags({}, sources=[(str(config), settings_file(config))])
+    assert not from_file.enabled(ours)
+    assert from_file.origin(ours) == str(config)
+
+
+def test_the_owner_can_toggle_a_switch_by_its_specification_name(tmp_path: Path) -> None:
+    flags = FeatureFlags({}, store=tmp_path / "features.env")
+    flags.set("FEATURE_MEMORY_VNEXT", False)
+    assert not flags.enabled("MEMORY")
+    assert "FEATURE_MEMORY=false" in (tmp_path / "features.env").read_text()
+
+
+def test_turning_off_a_specification_switch_with_no_counterpart_stops_with_what_to_use() -> None:
+    with pytest.raises(FeatureError, match=r"FEATURE_TOOLS_FABRIC=off does nothing.*SAFE_MODE"):
+        FeatureFlags({"FEATURE_TOOLS_FABRIC": "false"})
+    assert FeatureFlags({"FEATURE_TOOLS_FABRIC": "true"}).enabled("SOUL")

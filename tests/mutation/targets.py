@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 SECURITY = "tests/core/security"
+RECEIPTS = "tests/core/receipts"
 APPROVAL_TESTS = (
     "tests/core/governance/test_approval_binding.py",
     "tests/core/governance/test_run_and_approvals.py",
+)
+# The service also wakes the agent that waits (Deny), holds its Stop while an approved
+# change is applied or withdraws a pending question, keeps the deadline's instant, expires,
+# reminds, and reconciles after a restart.
+APPROVAL_SERVICE_TESTS = (
+    *APPROVAL_TESTS,
+    "tests/core/governance/test_approval_deadline.py",
+    "tests/core/governance/test_approval_service.py",
+    "tests/core/governance/test_deadlines.py::test_an_expiry_loop_that_dies_anyway_is_named_in_health",
+    "tests/core/governance/test_soul_and_expiry.py",
+    "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approval_is_pending_withdraws_it",
+    "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
+    "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
 )
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
@@ -14,8 +28,16 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/gate.py": (f"{SECURITY}/test_gate.py",),
     "core/security/ratelimit.py": (f"{SECURITY}/test_ratelimit.py",),
     "core/security/owners.py": (f"{SECURITY}/test_pairing.py",),
-    "core/governance/approval_service.py": APPROVAL_TESTS,
+    "core/governance/approval_service.py": APPROVAL_SERVICE_TESTS,
     "core/governance/approval_transitions.py": APPROVAL_TESTS,
+    "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
+    "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
+    "core/receipts/verify.py": (
+        f"{RECEIPTS}/test_ledger.py",
+        f"{RECEIPTS}/test_checkpoint_chain.py",
+        f"{RECEIPTS}/test_checkpoints.py",
+    ),
+    "soul/linter.py": ("tests/soul/test_linter.py",),
 }
 
 

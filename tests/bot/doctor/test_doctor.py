@@ -19,8 +19,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.channels.gchat.doctor import check_gchat
+from bot.channels.registry import CHANNELS
 from bot.doctor.local import check_local_model, check_port
-from bot.doctor.peers import check_clock, check_gchat
+from bot.doctor.peers import check_clock
 from bot.doctor.report import Finding
 from bot.home import home_lock
 from core.config import load_settings
@@ -56,13 +58,16 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 async def doctor(env: dict[str, str], *args: str) -> tuple[int, str]:
-    """Run `lancelot doctor` while this loop keeps the fakes answering."""
+    """Run `lancelot doctor` while this loop keeps the fakes answering; under `--json` it
+    must print nothing on stderr (scripts read stdout and may treat stderr as failure)."""
     async with spawned(
         sys.executable, "-m", "bot.cli", "doctor", *args,
         env=env, cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     ) as process:  # fmt: skip
         out, err = await asyncio.wait_for(process.communicate(), 120)
     assert "Traceback" not in err.decode(), err.decode()
+    if "--json" in args:
+        assert err.decode() == "", err.decode()
     assert process.returncode is not None
     return process.returncode, out.decode()
 
@@ -185,7 +190,7 @@ async def test_provider_keys_good_refused_and_unreachable(tmp_path: Path) -> Non
     assert "refused the key" in anthropic["detail"]
     assert anthropic["fix"] == "set ANTHROPIC_API_KEY to a valid key"
     unreachable = checks["gemini key"]
-    assert unreachable["detail"] == f"cannot reach 127.0.0.1:{dead}"
+    assert unreachable["detail"] == f"cannot reach 127.0.0.1:{dead}: connection refused"
     assert unreachable["fix"] == "check the network, or GEMINI_BASE_URL"
     assert "not-real" not in out
     assert len(refusing.requests) == 1
@@ -379,7 +384,7 @@ async def test_a_clock_ten_minutes_off_a_peer_is_named(tmp_path: Path) -> None:
                 "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot",
             }
         )
-        [finding] = await check_clock(settings)
+        [finding] = await check_clock(settings, CHANNELS)
     finally:
         await runner.cleanup()
     seconds, _, rest = finding.detail.partition(" s ahead of ")
@@ -405,3 +410,23 @@ def test_a_port_held_by_this_homes_lancelot_is_fine(tmp_path: Path) -> None:
         == f"127.0.0.1:{port} is served by the Lancelot of this home (pid {os.getpid()})"
     )
     assert str(ours.status) == "ok"
+
+
+async def test_json_alone_names_a_refused_provider_and_an_unknown_switch(tmp_path: Path) -> None:
+    """The openai SDK's aiohttp transport calls a refused connection a timeout; the doctor
+    says refused. An unknown FEATURE_ name is a finding, not a line on stderr."""
+    dead = closed_port()
+    env = base_env(
+        tmp_path,
+        OPENAI_API_KEY="sk-test-not-real",
+        OPENAI_BASE_URL=f"http://127.0.0.1:{dead}/v1",
+        FEATURE_CRUSADR="false",
+    )
+    code, out = await doctor(env, "--json")
+    assert code == 1
+    checks = by_name(json.loads(out))
+    assert checks["openai key"]["detail"] == f"cannot reach 127.0.0.1:{dead}: connection refused"
+    assert (
+        "FEATURE_CRUSADR is not one of Lancelot's switches; did you mean FEATURE_CRUSADER?"
+        in (checks["environment"]["detail"])
+    )

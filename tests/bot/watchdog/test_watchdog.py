@@ -109,14 +109,15 @@ async def test_the_last_log_line_is_shown_with_its_secrets_masked(
         (tmp_path / LOG_FILE).parent.mkdir()
         (tmp_path / LOG_FILE).write_text(
             "2025-01-01 10:00:00 INFO x: started\n"
-            f"2025-01-01 10:00:01 ERROR bot.telegram: call to /bot{tg.token}/getMe failed\n\n"
+            "2025-01-01 10:00:01 ERROR bot.channels.telegram: "
+            f"call to /bot{tg.token}/getMe failed\n\n"
         )
         beats.start(pid=41)
         async with watchdog(config_for(tmp_path, tg)):
             await asyncio.sleep(AFTER / 2)
             await beats.stop()
             text = (await tg.wait_for_sent(1, WAIT))[0]["text"]
-    assert "Last log line: 2025-01-01 10:00:01 ERROR bot.telegram: call to /bot" in text
+    assert "Last log line: 2025-01-01 10:00:01 ERROR bot.channels.telegram: call to /bot" in text
     assert tg.token not in text
     assert "[REDACTED]" in text
 

@@ -14,6 +14,7 @@ from core.features import FeatureFlags
 from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
+from core.tools.definition import ToolDefinition
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 from tests.fakes.scripted_model import RouterRelay, ScriptedRouter, Step
@@ -27,9 +28,15 @@ class Stage:
     home, same phone) before the next message.
     """
 
-    def __init__(self, settings: Settings, features: FeatureFlags) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        features: FeatureFlags,
+        tools: tuple[ToolDefinition, ...] = (),
+    ) -> None:
         self._settings = settings
         self._features = features
+        self._tools = tools
         self._relay = RouterRelay()
         self._limits: AgentLimits | None = None
         self._running_limits: AgentLimits | None = None
@@ -46,6 +53,7 @@ class Stage:
                 features=self._features,
                 models=self._relay,
                 agent_limits=self._limits,
+                tools=self._tools,
             )
         )
         self._running_limits = self._limits

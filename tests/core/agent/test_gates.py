@@ -81,5 +81,5 @@ async def test_an_answer_with_no_run_does_not_wait_for_the_ledger() -> None:
             await asyncio.Event().wait()
 
     ledger = Ledger()
-    assert await asyncio.wait_for(runs_on_record(ledger, []), 1) == []  # type: ignore[arg-type]
+    assert await asyncio.wait_for(runs_on_record(ledger, [], lambda _: ()), 1) == []  # type: ignore[arg-type]
     assert ledger.flushed == 0

@@ -11,6 +11,7 @@ from core.agent.tools import AgentTool, ToolTable
 from core.agent.trail import Trail
 from core.llm.types import Completion, CompletionRequest, Message, Role, ToolSpec
 from core.tools.action import ToolAction
+from core.tools.definition import CONTENTS, ToolFlow
 from tests.core.agent.stage import Stage
 from tests.fakes.scripted_model import ScriptedRouter, call, final, text, tool_said
 
@@ -67,7 +68,8 @@ async def test_any_exception_from_a_tool_is_a_refusal_not_a_dead_turn(lancelot: 
     governance = lancelot.app.governance
     assert governance is not None
     spec = ToolSpec(name="broken", description="always raises", parameters={"type": "object"})
-    loop = ToolLoop(ToolTable([AgentTool(spec, "file.read", broken)]), governance.gateway)
+    tool = AgentTool(spec, "file.read", ToolFlow(CONTENTS), broken)
+    loop = ToolLoop(ToolTable([tool]), governance.gateway)
     router = ScriptedRouter([call("broken"), text("The tool broke; nothing was done.")])
     quest = Quest(router, Trail(lancelot.app.ledger, "quest-1"), "console", _idle, AgentLimits())
     result = await loop.run([Message(Role.USER, "use the broken tool")], quest)

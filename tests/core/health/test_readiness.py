@@ -52,3 +52,20 @@ async def test_a_needed_part_down_still_makes_it_unready(no_engine: None, app: L
     assert response.status == 503
     assert body["ready"] is False
     assert "ledger: disk full" in body["degraded_reasons"]
+
+
+async def test_health_names_the_checks_that_pass_the_sandbox_among_them(app: Lancelot) -> None:
+    """ "Every check passes" said nothing of what was checked: the card names each one."""
+    app.health.mark_ready()
+
+    async def fine() -> str | None:
+        return None
+
+    app.health.register("sandbox", fine, optional=True)
+    phone = MemoryChannel()
+    await app.attach(phone)
+    card = await say(app, phone, "/health")
+    passing = card.body.rpartition("Passing: ")[2].rstrip(".").split(", ")
+    assert "sandbox" in passing
+    assert "ledger" in passing
+    assert not set(passing) & set((await app.health.snapshot()).failing)

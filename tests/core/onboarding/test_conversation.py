@@ -8,7 +8,9 @@ from pathlib import Path
 from bot.app import Lancelot, assemble
 from core.config import load_settings
 from core.events import Card
+from core.llm.providers import no_provider_answer
 from core.memory.blocks import Block
+from core.onboarding import cards
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
 
@@ -37,6 +39,9 @@ async def test_the_first_start_walks_through_every_step(
     assert provider.title == "Step 2 of 4: the model provider"
     assert "No model provider key is set" in provider.body
     assert "lancelot setup" in provider.body
+    assert app.models.has_local() is False  # the tests' app has no local model: none is claimed
+    assert "so for now I answer commands only" in provider.body
+    assert "local model" not in provider.body
     assert _labels(provider) == ["Continue"]
 
     timezone = await _tap(app, phone, provider, "Continue")
@@ -96,7 +101,10 @@ async def test_the_words_that_work_at_any_step(app: Lancelot, phone: MemoryChann
     back = await say(app, phone, "back")
     assert back.title == "Step 1 of 4: your name"
     assert "(Now: Ana.)" in back.body
-    assert (await say(app, phone, "RESEND CODE")).title == "Step 1 of 4: your name"
+    assert "ASK AGAIN (this question again)" in back.body
+    assert "RESEND CODE" not in back.body  # it read as "send the pairing code again"
+    assert (await say(app, phone, "ask again")).title == "Step 1 of 4: your name"
+    assert (await say(app, phone, "RESEND CODE")).title == "Step 1 of 4: your name"  # still heard
     restarted = await say(app, phone, "Restart step")
     assert restarted.title == "Step 1 of 4: your name"
     assert "Now:" not in restarted.body  # the answer to this step is forgotten
@@ -169,3 +177,11 @@ async def test_an_owner_who_became_known_is_welcomed_once(
     assert (await _tap(app, phone, card, "Call me Ana")).title == "Step 2 of 4: the model provider"
     status = await say(app, phone, "STATUS")
     assert dict(status.fields)["Name"] == "Ana"
+
+
+def test_the_provider_step_claims_a_local_model_only_when_there_is_one() -> None:
+    assert "use my local model" in cards.provider_body((), None, local=True)
+    assert "local model" not in cards.provider_body((), None, local=False)
+    assert "local model" not in no_provider_answer("no key")
+    assert "lancelot setup" in no_provider_answer("no key")
+    assert "my local model for small jobs" in no_provider_answer("no key", local=True)

@@ -16,6 +16,7 @@ import pytest
 
 from core.receipts import verify as verify_module
 from core.receipts.base import VerifyReport
+from core.receipts.chain_start import records
 from core.receipts.checkpoints import (
     CHECKPOINTS_FILE,
     MIN_GAP_SECONDS,
@@ -133,7 +134,11 @@ async def test_a_ledger_from_before_checkpoints_is_covered_when_opened(tmp_path:
     cp = checkpointer(tmp_path)
     async with SqliteLedger(tmp_path / "ledger.db", checkpoints=cp) as ledger:
         assert ledger.latest_checkpoint is not None
-        assert ledger.latest_checkpoint.seq == 7
+        # Receipt #8 records where the chain began (over 7 receipts, with a new key).
+        assert ledger.latest_checkpoint.seq == 8
+    found = records(tmp_path / "ledger.db")
+    assert [(r.seq, r.name, r.over) for r in found] == [(8, "began", 7)]
+    assert verify(tmp_path).ok
 
 
 @pytest.mark.parametrize("keep", [9, 1], ids=["cut-by-one", "all-but-one"])

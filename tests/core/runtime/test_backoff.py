@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bot.telegram.application import TelegramTuning
+from bot.channels.telegram.application import TelegramTuning
 from core.delivery.policy import DeliveryPolicy
 from core.llm.retry import RetryPolicy
 from core.receipts.commits import WRITE_RETRY

@@ -27,7 +27,7 @@ from urllib.parse import unquote_plus
 from bot.app import Lancelot
 from core.memory.model import Provenance
 from soul import SHIPPED_VERSIONS_DIR, SoulStore
-from tests.bot.telegram.harness import running, settings_for
+from tests.bot.channels.telegram.harness import running, settings_for
 from tests.core.agent.attacks.obedient import Obedient
 from tests.fakes.llm.openai import FakeOpenAI
 from tests.fakes.search_api import FakeSearchApi

@@ -1,0 +1,1 @@
+"""The channels the owner talks through: one package each, listed in `bot/channels/registry.py`."""

@@ -1,1 +1,0 @@
-"""The console channel: Lancelot in a terminal."""

@@ -1,7 +1,0 @@
-"""The Google Chat channel: a verified app endpoint, cardsV2 with buttons, asynchronous push."""
-
-from bot.gchat.channel import GchatChannel
-from bot.gchat.endpoint import GchatEndpoint
-from bot.gchat.setup import attach_gchat, gchat_endpoint, gchat_wanted
-
-__all__ = ["GchatChannel", "GchatEndpoint", "attach_gchat", "gchat_endpoint", "gchat_wanted"]
