@@ -86,7 +86,9 @@ async def add_shell_providers(
     `sandbox.warm_at_start` is off); a down engine never stops startup.
     """
     limits = sandbox_limits(app.settings)
-    sandbox = DockerSandbox(effects.engine, workspace, capabilities, limits)
+    sandbox = DockerSandbox(
+        effects.engine, workspace, capabilities, limits, masks_home=app.home / "masks"
+    )
     await app.stack.enter_async_context(sandbox)
     if app.settings.sandbox.warm_at_start:
         sandbox.warm()

@@ -41,6 +41,7 @@ CHECKS = "core/agent/flow_checks.py"
 APPROVALS = "core/governance/approval_service.py"
 APPROVAL_TESTS = ("tests/core/governance/test_approval_binding.py",)
 BUTTON_TESTS = ("tests/core/security/test_tokens.py", "tests/core/test_orchestrator.py")
+MASKS = "core/tools/sandbox/masks.py"
 COOKIE_TESTS = ("tests/core/security/test_viewer_access.py", "tests/bot/web/test_receipt_page.py")
 MUTANTS = (
     Mutant("no egress check", FLOW, "    if not flow.holds_private:\n", "    if True:\n"),
@@ -61,8 +62,10 @@ MUTANTS = (
            "provenance = Provenance.TOOL if held else Provenance.AGENT",
            "provenance = Provenance.AGENT"),
     Mutant("no sensitive-operand check", CHECKS,
-           "            ask = ask_to_read_sensitive(action.command)", "            pass"),
-    Mutant("no glob check", CHECKS, 'if not any(ch in word for ch in "*?["):', "if True:"),
+           "        action, reads_sensitive = revealing(action)",
+           "        reads_sensitive = None"),
+    Mutant("no glob check", "core/governance/sensitive.py",
+           'if not any(ch in word for ch in "*?["):', "if True:"),
     Mutant("no outbound secret check", CHECKS,
            "        return any(self._redactor.carries(text)",
            "        return False and any(self._redactor.carries(text)"),
@@ -113,6 +116,18 @@ MUTANTS = (
     Mutant("session MAC decoded, not compared as written", "core/security/viewer_access.py",
            "hmac.compare_digest(mac, _b64encode(self._mac(body)))",
            "hmac.compare_digest(_b64decode(mac), self._mac(body))", COOKIE_TESTS),
+    Mutant("a container made before a masked file was replaced reused", MASKS,
+           "    identities = frozenset((p, _identity(root, p)) for p in files | dirs)",
+           "    identities: frozenset[tuple[str, Identity]] = frozenset()",
+           ("tests/core/tools/sandbox/test_masks.py", "tests/core/tools/effects/test_masked.py")),
+    Mutant("every repository config masked", "core/tools/sandbox/gitconfig.py",
+           "_STAND_INS[key] = sanitized(raw) if holds_more(raw) else None",
+           "_STAND_INS[key] = sanitized(raw)",
+           ("tests/core/tools/sandbox/test_gitconfig.py",
+            "tests/core/tools/effects/test_git_effects.py")),
+    Mutant("a repository config's URLs keep their passwords", "core/tools/sandbox/gitconfig.py",
+           "            value = _without_userinfo(value)", "            pass",
+           ("tests/core/tools/sandbox/test_gitconfig.py",)),
     Mutant("viewer link trimmed before it is looked up", "core/security/viewer_access.py",
            "        digest = _token_hash(token)\n", "        digest = _token_hash(token.strip())\n",
            COOKIE_TESTS),

@@ -6,23 +6,20 @@ The rules are the Soul's `flow_rules`; the labels and reasons are core/governanc
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from core.governance.flow import (
-    ASK_MARK,
     RequestFlow,
     ask_if_it_changes,
     ask_to_change,
     ask_to_send,
-    command_words,
 )
+from core.governance.sensitive import revealing
 from core.memory.model import Provenance
 from core.receipts.redaction import Redactor
 from core.tools.action import ToolAction
 from core.tools.definition import ANY_TARGET, ToolFlow
-from core.tools.workspace import is_sensitive
 from soul.schema import FlowRules
 
 
@@ -70,52 +67,12 @@ class FlowChecks:
         ask = ask_to_send(action, spec, flow) if rules.private_egress == "ask" else None
         if ask is None and rules.stranger_changes == "ask":
             ask = ask_to_change(action, spec, flow)
-        if ask is None and action.command is not None:
-            ask = ask_to_read_sensitive(action.command)
+        action, reads_sensitive = revealing(action)
+        if reads_sensitive is not None:  # the card names the files the approved run may see
+            ask = reads_sensitive if ask is None else f"{ask}\n\n{reads_sensitive}"
         by_effect = spec.changes_by_effect and rules.stranger_changes == "ask"
         command = action.command or ""
         return action, Asks(ask, ask_if_it_changes(flow, command) if by_effect else None)
-
-
-def ask_to_read_sensitive(command: str) -> str | None:
-    """Why a command that names a sensitive file (.env, a key, .git/config) needs the owner:
-    read_file refuses such files, and no other path may show them to the model untapped."""
-    named = next((w for w in _operands(command) if is_sensitive(w) or _globs_sensitive(w)), None)
-    if named is None:
-        return None
-    return (
-        f"{ASK_MARK}it reads {named}, a file that holds keys or credentials; what it prints "
-        "would reach the model."
-    )
-
-
-# What a glob in a command could reach that read_file refuses (the shell expands it).
-_SENSITIVE_NAMES = (".env", ".env.local", ".netrc", ".npmrc", ".pypirc", ".pgpass",
-                    ".git-credentials", "credentials", "id_rsa", "id_ed25519", "server.key",
-                    "cert.pem", ".git/config", ".ssh/id_rsa", ".aws/credentials")  # fmt: skip
-
-
-def _globs_sensitive(word: str) -> bool:
-    """Whether a glob (`.e*`, `.en?`, `*.pem`) may expand to a sensitive file's name."""
-    if not any(ch in word for ch in "*?["):
-        return False
-    pattern = word.removeprefix("/workspace/").removeprefix("./")
-    for name in _SENSITIVE_NAMES:
-        hidden = name.startswith(".") and not pattern.startswith(".")  # `*` skips dotfiles
-        if not hidden and fnmatch.fnmatchcase(name, pattern):
-            return True
-    return False
-
-
-def _operands(command: str, depth: int = 0) -> list[str]:
-    """A command's arguments; `--file=.env` names .env too, and a quoted command line
-    (`sh -c 'cat .env'`) names its own words."""
-    found: list[str] = []
-    for word in command_words(command)[1:]:
-        found.append(word.split("=", 1)[-1])
-        if depth < 3 and any(ch.isspace() for ch in word):
-            found += _operands(f"_ {word}", depth + 1)
-    return found
 
 
 def _strings(value: object) -> Iterator[str]:

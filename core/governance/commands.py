@@ -12,6 +12,7 @@ from core.governance.approval_delivery import DECIDE
 from core.governance.approval_service import ApprovalService
 from core.governance.by_effect import RERUN, DryRuns
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
+from core.governance.sensitive import revealing
 from core.governance.undo import UndoDesk
 from core.tools.action import ToolAction
 from core.tools.workspace import Workspace
@@ -80,13 +81,18 @@ class GovernanceCommands:
 
     async def _shell(self, command: str, via: str, receipt_id: str, key: str | None) -> Card | None:
         """The card for one shell command: refused, ran (what it changed, with Undo), or
-        None when its approval card went out (`key`: the update asking, see asking)."""
+        None when its approval card went out (`key`: the update asking, see asking).
+
+        A command naming a sensitive file asks first, even the owner's own: the sandbox
+        shows such a file only to a run approved on a card that names it."""
+        action, ask = revealing(shell_action(command, self.workspace))
         outcome = await self.gateway.run(
-            shell_action(command, self.workspace),
+            action,
             via=via,
             parent_id=receipt_id,
             quest_id=receipt_id,
             wait=False,
+            ask=ask,
             key=key,
         )
         if outcome.kind is OutcomeKind.DENIED:

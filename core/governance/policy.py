@@ -155,11 +155,12 @@ class PolicyEngine:
         )
 
     def authorize_approved(self, action: ToolAction) -> str:
-        """The capability for an action the owner approved (checked again against the denylist)."""
+        """The capability for an action the owner approved (checked again against the denylist),
+        marked as approved: the sandbox shows the sensitive files such an action names."""
         decision = self._evaluate(self._soul(), action, autonomous=False)
         if decision.verdict is Verdict.DENY:
             raise PermissionError(decision.reason)
-        return self._capabilities.issue(action.digest)
+        return self._capabilities.issue(action.digest, approved=True)
 
     def _evaluate(self, soul: Soul, action: ToolAction, autonomous: bool) -> Decision:
         facts = _facts(action)

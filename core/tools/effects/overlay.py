@@ -6,6 +6,10 @@ a privilege for it. A container's mounts are fixed when it is created, and an ov
 not be reused once a command has looked through it (it caches what the workspace held), so
 each slot serves exactly one command: its main process waits on stdin for the command and
 the container stops when the command ends, which also stops anything it left running.
+
+The workspace's sensitive files are masked in every slot (core/tools/sandbox/masks.py): a
+dry run never reads them, and cannot write, move or delete them either (the stand-in is a
+read-only, busy mount), so its effects never name one and its apply never loses one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from core.tools.sandbox.limits import (
     host_config,
     owner_tag,
 )
+from core.tools.sandbox.masks import NO_MASKS, Masks, StandIns
 
 KIND_LABEL = "lancelot.dryrun"  # not the pool's label: its stale sweep must not take these
 LAUNCH = 'cmd=$(cat) && exec /bin/sh -c "$cmd"'
@@ -44,6 +49,7 @@ class OverlaySlot:
     volume: str
     container: str
     stream: Any  # the attached stdin/stdout/stderr socket
+    masks: Masks = NO_MASKS  # the sensitive paths masked in it
 
     @property
     def upper(self) -> Path:
@@ -75,10 +81,17 @@ class SlotFactory:
     """Makes and removes slots. Every method blocks (Docker SDK): call it in a thread."""
 
     def __init__(
-        self, engine: DockerEngine, workspace: Path, runs_dir: Path, limits: SandboxLimits
+        self,
+        engine: DockerEngine,
+        workspace: Path,
+        runs_dir: Path,
+        limits: SandboxLimits,
+        stand_ins: StandIns | None = None,
     ) -> None:
+        """`stand_ins`: what masks sensitive files (None: stand-ins beside `runs_dir`)."""
         self._engine = engine
         self._workspace = workspace
+        self.stand_ins = stand_ins or StandIns(runs_dir.parent / "masks")
         self._runs = runs_dir
         self._limits = limits
         self.uid = command_user()
@@ -91,8 +104,14 @@ class SlotFactory:
         """The xattr that marks an opaque directory in this factory's upper layers."""
         return "user.overlay.opaque" if self.userxattr else "trusted.overlay.opaque"
 
-    def create(self) -> OverlaySlot:
-        """A new slot, started and attached; SandboxUnavailable when the engine cannot."""
+    @property
+    def workspace(self) -> Path:
+        """The workspace the slots overlay."""
+        return self._workspace
+
+    def create(self, masks: Masks = NO_MASKS) -> OverlaySlot:
+        """A new slot with `masks` over the workspace's sensitive paths, started and
+        attached; SandboxUnavailable when the engine cannot."""
         self._engine.require_image(self._limits.image)
         api = self._engine.api
         slot_id = secrets.token_hex(8)
@@ -109,7 +128,7 @@ class SlotFactory:
                 },
                 labels=labels(self._workspace),
             )
-            container = self._create_container(volume)
+            container = self._create_container(volume, masks)
             stream = api.attach_socket(
                 container, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
@@ -117,7 +136,7 @@ class SlotFactory:
         except BaseException:
             self.remove(OverlaySlot(slot_id, base, volume, container or "", stream))
             raise
-        return OverlaySlot(slot_id, base, volume, container, stream)
+        return OverlaySlot(slot_id, base, volume, container, stream, masks)
 
     def _prepare_dirs(self, slot_id: str) -> Path:
         base = self._runs / slot_id
@@ -132,12 +151,13 @@ class SlotFactory:
             os.chown(upper, self.uid, self.uid)
         return base
 
-    def _create_container(self, volume: str) -> str:
+    def _create_container(self, volume: str, masks: Masks) -> str:
         api = self._engine.api
         hardening = host_config(self._limits, self._workspace)
         # nocopy: Docker would otherwise chown a new volume's root to the image's mount point
         # (root) and copy the image's files in - a change of the command's own making.
         hardening["binds"] = {volume: {"bind": MOUNT, "mode": "rw,nocopy"}}
+        hardening["mounts"] = masks.mounts(self.stand_ins)
         created = api.create_container(
             self._limits.image,
             command=["/bin/sh", "-c", LAUNCH],

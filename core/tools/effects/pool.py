@@ -1,4 +1,8 @@
-"""A few overlay slots kept ready, so a dry run does not wait for a container to start."""
+"""A few overlay slots kept ready, so a dry run does not wait for a container to start.
+
+Slots are made with the sensitive files the last scan of the workspace found masked; a slot
+made for others (the workspace changed) is removed when taken, never used.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 from core.tools.effects.overlay import OverlaySlot, SlotFactory
 from core.tools.sandbox.engine import SandboxUnavailable
+from core.tools.sandbox.masks import Masks, find_sensitive
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +34,7 @@ class SlotPool:
         self._start_lock = asyncio.Lock()
         self._started = False
         self._closed = False
+        self._masks = Masks()  # what the last scan of the workspace found
 
     async def start(self) -> None:
         """Remove what a previous run left behind, then fill the pool in the background."""
@@ -39,29 +45,43 @@ class SlotPool:
                 await asyncio.to_thread(self.factory.sweep)
             except Exception as exc:  # the engine may be down; take() reports it
                 log.info("stale dry-run containers not checked: %s", exc)
+            self._masks = await self._scan()
             self._started = True
         self._refill()
 
+    async def _scan(self) -> Masks:
+        return await asyncio.to_thread(find_sensitive, self.factory.workspace)
+
     async def take(self) -> OverlaySlot:
-        """A ready slot (the oldest); SandboxUnavailable if none can be made."""
+        """A ready slot (the oldest) with the workspace's sensitive files, as they are now,
+        masked; SandboxUnavailable if none can be made."""
         await self.start()
+        self._masks = await self._scan()
         try:
             async with asyncio.timeout(TAKE_TIMEOUT), self._changed:
-                while not self._ready:
-                    if self._error is not None and self._creating == 0:
-                        error, self._error = self._error, None
-                        raise error
-                    if self._closed:
-                        raise SandboxUnavailable("the sandbox is shutting down")
-                    self._refill()
-                    await self._changed.wait()
-                slot = self._ready.pop(0)
+                while True:
+                    slot = await self._ready_slot()
+                    if slot.masks == self._masks:
+                        break
+                    self.dispose(slot, keep_upper=False)  # made before the workspace changed
         except TimeoutError:
             raise SandboxUnavailable(
                 f"no sandbox container became ready within {TAKE_TIMEOUT:g} s"
             ) from None
         self._refill()
         return slot
+
+    async def _ready_slot(self) -> OverlaySlot:
+        """The oldest ready slot, once there is one (the caller holds `_changed`)."""
+        while not self._ready:
+            if self._error is not None and self._creating == 0:
+                error, self._error = self._error, None
+                raise error
+            if self._closed:
+                raise SandboxUnavailable("the sandbox is shutting down")
+            self._refill()
+            await self._changed.wait()
+        return self._ready.pop(0)
 
     def dispose(self, slot: OverlaySlot, *, keep_upper: bool) -> None:
         """Remove a used slot in the background (keeping its upper layer if asked)."""
@@ -93,7 +113,7 @@ class SlotPool:
     async def _create(self) -> None:
         slot: OverlaySlot | None = None
         try:
-            slot = await asyncio.to_thread(self.factory.create)
+            slot = await asyncio.to_thread(self.factory.create, self._masks)
             self._error = None
         except SandboxUnavailable as exc:
             self._error = exc

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -15,6 +16,7 @@ from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
 from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.limits import EXEC_ENV, MOUNT, SandboxLimits, command_user
+from core.tools.sandbox.masks import StandIns, revealed
 from core.tools.sandbox.output import OutputSink
 from core.tools.sandbox.pool import WarmPool
 from core.tools.workspace import Workspace
@@ -30,6 +32,10 @@ class DockerSandbox:
 
     An async context manager: leaving removes every container. The pool fills at `warm()` or
     at the first command; a down engine only makes commands fail with a clear message.
+
+    The workspace's sensitive files are masked in every container (masks.py), except those an
+    action names under `reveal` when its capability was issued on the owner's approval: the
+    card that asked named them.
     """
 
     name = "docker"
@@ -40,13 +46,17 @@ class DockerSandbox:
         workspace: Workspace,
         capabilities: CapabilityTokens,
         limits: SandboxLimits,
+        masks_home: Path | None = None,
     ) -> None:
+        """`masks_home`: where the empty stand-ins live (outside the workspace, seen by the
+        engine at the same path); None: a private temporary folder."""
         self._engine = engine
         self._ws = workspace
         self._capabilities = capabilities
         self.limits = limits
         self._uid = command_user()
-        self.pool = WarmPool(engine, workspace.root, limits, self._uid)
+        self._stand_ins = StandIns(masks_home)
+        self.pool = WarmPool(engine, workspace.root, limits, self._uid, self._stand_ins)
         self._warming: asyncio.Task[None] | None = None
         self._wanted = False  # warmed or asked to run: from then on, health reports on it
 
@@ -71,6 +81,7 @@ class DockerSandbox:
                 await self._warming
         await self.pool.close()
         await asyncio.to_thread(self._engine.close)
+        self._stand_ins.close()
 
     async def _warm(self) -> None:
         try:
@@ -96,9 +107,11 @@ class DockerSandbox:
         self._capabilities.check(capability, action.digest)
         self._wanted = True
         command = action.command or ""
+        approved = self._capabilities.approved(capability, action.digest)
+        reveal = revealed(action.params) if approved else ()
         self._prepare_workspace()
         for attempt in range(2):
-            container = await self.pool.acquire()
+            container = await self.pool.acquire(reveal)
             try:
                 return await self._exec(container, command)
             except _NotStarted as exc:

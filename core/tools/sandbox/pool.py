@@ -1,4 +1,10 @@
-"""A pool of warm, idle sandbox containers: take one, run, clean it, give it back."""
+"""A pool of warm, idle sandbox containers: take one, run, clean it, give it back.
+
+Each container is made with the workspace's sensitive files masked (masks.py). The pool
+keeps containers for the masks the last scan found; when the scan finds others, the idle
+ones go and new ones are made. A run that must see some of them (approved by the owner)
+gets a container of its own, removed after it.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from core.tools.sandbox.limits import (
     keeper_user,
     owner_tag,
 )
+from core.tools.sandbox.masks import Masks, StandIns, find_sensitive
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +47,18 @@ class WarmPool:
     """Keeps `limits.pool_size` idle containers ready; replaces any that misbehaved."""
 
     def __init__(
-        self, engine: DockerEngine, workspace: Path, limits: SandboxLimits, command_uid: int
+        self,
+        engine: DockerEngine,
+        workspace: Path,
+        limits: SandboxLimits,
+        command_uid: int,
+        stand_ins: StandIns,
     ) -> None:
         self._engine = engine
         self._workspace = workspace
+        self._stand_ins = stand_ins
+        self._masks = Masks()  # what the last scan found: the idle containers' masks
+        self._masks_of: dict[str, Masks] = {}
         self._limits = limits
         self._uid = command_uid
         self._idle: list[str] = []
@@ -65,12 +80,19 @@ class WarmPool:
             if self._started:
                 return
             await asyncio.to_thread(self._remove_stale)
+            self._masks = await asyncio.to_thread(find_sensitive, self._workspace)
             self._started = True
         self._refill()
 
-    async def acquire(self) -> str:
-        """An idle container's id; SandboxUnavailable if none can be made."""
+    async def acquire(self, reveal: tuple[str, ...] = ()) -> str:
+        """An idle container's id, its workspace's sensitive files masked as they are now
+        but for those `reveal` names; SandboxUnavailable if none can be made."""
         await self.start()
+        found = await asyncio.to_thread(find_sensitive, self._workspace)
+        self._track(found)
+        masks = found.without(reveal)
+        if masks != found:
+            return await self._own(masks)
         try:
             async with asyncio.timeout(ACQUIRE_TIMEOUT), self._changed:
                 while not self._idle:
@@ -89,8 +111,38 @@ class WarmPool:
         self._busy.add(container)
         return container
 
+    async def _own(self, masks: Masks) -> str:
+        """A container made now with these masks, for one command (never pooled)."""
+        self._creating += 1
+        try:
+            container = await asyncio.to_thread(self._create_now, masks)
+        except SandboxUnavailable:
+            raise
+        except Exception as exc:  # an engine error, in the owner's words
+            raise SandboxUnavailable(f"the sandbox could not start a container: {exc}") from None
+        finally:
+            self._creating -= 1
+        self._busy.add(container)
+        return container
+
+    def _track(self, found: Masks) -> None:
+        """Take the scan's masks as the pool's: idle containers made for others go."""
+        if found == self._masks:
+            return
+        self._masks = found
+        stale = [c for c in self._idle if self._masks_of.get(c) != found]
+        self._idle = [c for c in self._idle if c not in stale]
+        for container in stale:
+            self._live.discard(container)
+            self._spawn(self._remove(container))
+        self._refill()
+
     def release(self, container: str) -> None:
-        """Give a used container back: cleaned in the background, then idle again."""
+        """Give a used container back: cleaned in the background, then idle again (removed
+        if it was made for other masks than the pool's)."""
+        if self._masks_of.get(container) != self._masks:
+            self.discard(container)
+            return
         self._busy.discard(container)
         self._cleaning += 1
         self._spawn(self._recycle(container))
@@ -135,7 +187,7 @@ class WarmPool:
     async def _create(self) -> None:
         container: str | None = None
         try:
-            container = await asyncio.to_thread(self._create_now)
+            container = await asyncio.to_thread(self._create_now, self._masks)
             self._error = None
         except SandboxUnavailable as exc:
             self._error = exc
@@ -148,7 +200,9 @@ class WarmPool:
 
     async def _offer(self, container: str | None) -> None:
         async with self._changed:
-            if container is not None and not self._closed:  # if closed, close() removes it
+            if container is not None and self._masks_of.get(container) != self._masks:
+                self.discard(container)  # the workspace changed while it was made
+            elif container is not None and not self._closed:  # if closed, close() removes it
                 self._idle.append(container)
             self._changed.notify_all()
 
@@ -172,20 +226,23 @@ class WarmPool:
 
     # --- blocking Docker calls, always run in a thread ---
 
-    def _create_now(self) -> str:
+    def _create_now(self, masks: Masks) -> str:
         self._engine.require_image(self._limits.image)
         api = self._engine.api
         keeper = keeper_user(self._uid)
+        hardening = host_config(self._limits, self._workspace)
+        hardening["mounts"] = masks.mounts(self._stand_ins)
         created = api.create_container(
             self._limits.image,
             command=["sleep", "infinity"],
             user=f"{keeper}:{keeper}",
             working_dir=MOUNT,
             labels=container_labels(self._workspace),
-            host_config=api.create_host_config(**host_config(self._limits, self._workspace)),
+            host_config=api.create_host_config(**hardening),
             network_disabled=True,
         )
         container: str = created["Id"]
+        self._masks_of[container] = masks
         self._live.add(container)
         self.launched.append(container)
         try:
@@ -206,6 +263,7 @@ class WarmPool:
 
     def _remove_now(self, container: str) -> None:
         self._live.discard(container)
+        self._masks_of.pop(container, None)
         with contextlib.suppress(Exception):
             self._engine.api.remove_container(container, force=True)
 

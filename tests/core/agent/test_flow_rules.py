@@ -12,6 +12,7 @@ from pathlib import Path
 from core.agent.catalog import built_in_tools
 from core.agent.flow_checks import FlowChecks
 from core.governance.flow import ASK_MARK, RequestFlow
+from core.governance.sensitive import revealing
 from core.llm.types import Completion, CompletionRequest
 from core.tools.action import ToolAction
 from core.tools.definition import ToolFlow
@@ -173,3 +174,17 @@ async def test_an_answer_shaped_by_a_page_carries_its_label_into_the_next_reques
         )
         await lancelot.say("carry on")
         assert (lancelot.workspace / "notes" / "fresh.txt").exists()
+
+
+def test_the_asking_action_carries_the_names_its_card_shows() -> None:
+    """The sandbox shows an approved run exactly the sensitive files its card named."""
+
+    action, ask = revealing(ToolAction("shell.exec", "diff .env ./.en? notes/a.txt"))
+    assert action.params["reveal"] == [".env", "./.en?"]
+    assert ".env, ./.en?" in (ask or "")
+    plain = ToolAction("shell.exec", "f=.e; cat ${f}nv")
+    assert revealing(plain) == (plain, None)
+    shell = ToolAction("shell.exec", "cat .env")
+    judged, asks = FlowChecks().judge(shell, spec(shell), RequestFlow("hi"))
+    assert judged.params["reveal"] == [".env"]
+    assert "reads .env" in (asks.ask or "")

@@ -22,3 +22,12 @@ def test_only_the_issued_spelling_of_a_capability_runs() -> None:
         with pytest.raises(PolicyDenied) as refused:
             tokens.check(variant, DIGEST)
         assert refused.value.rule == "capability-invalid", repr(variant)
+
+
+def test_an_approved_token_runs_and_says_so_a_plain_one_does_not() -> None:
+    tokens = CapabilityTokens(b"capability-test-secret", clock=lambda: 1_000_000.0)
+    approved, plain = tokens.issue(DIGEST, approved=True), tokens.issue(DIGEST)
+    tokens.check(approved, DIGEST)
+    assert tokens.approved(approved, DIGEST)
+    assert not tokens.approved(plain, DIGEST)
+    assert not tokens.approved(approved, "b" * 64)

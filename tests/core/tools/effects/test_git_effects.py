@@ -99,12 +99,16 @@ async def test_a_new_branch_and_checkout_move_head(
 async def test_a_hook_or_config_change_is_named(
     effects: ShellEffects, capabilities: CapabilityTokens, repo: dict[str, str]
 ) -> None:
-    command = "cd repo && git config core.pager cat && echo 'echo hi' > .git/hooks/pre-commit"
-    run = await dry_run(effects, capabilities, command)
-    assert run.effects.categories()["git_config"] == (
-        "repo/.git/config",
-        "repo/.git/hooks/pre-commit",
-    )
+    """A config that holds no credential is not masked: its change is named, as a new
+    repository's is. Hooks are masked (they run programs): a dry run cannot write one."""
+    command = "cd repo && git config core.pager cat && cd .. && git init -q fresh"
+    run = await dry_run(effects, capabilities, command + " && cd fresh && git config a.b c")
+    assert run.result.exit_code == 0, run.result.output
+    named = run.effects.categories()["git_config"]
+    assert {"repo/.git/config", "fresh/.git/config"} <= set(named)
+    masked = await dry_run(effects, capabilities, "echo hi > repo/.git/hooks/x")
+    assert masked.result.exit_code != 0
+    assert "git_config" not in masked.effects.categories()
 
 
 async def test_removing_the_repository_deletes_every_branch(
