@@ -31,7 +31,11 @@ from tests.mutation.operators import Mutant
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = ("core", "bot", "soul", "skills", "tests")
-PYTEST_ARGS = ("-x", "-q", "-p", "no:cacheprovider")
+# The runner has imported anyio (through the SDKs) before pytest starts in the child, so
+# anyio's pytest plugin cannot be rewritten: pytest's warning about it is no test failure.
+PYTEST_ARGS = (
+    "-x", "-q", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+)  # fmt: skip
 
 
 @dataclass
