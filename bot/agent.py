@@ -54,9 +54,7 @@ def wire_agent(
         tokens=app.tokens,
         memory=agent_memory(app, memory),
         running=running,
-        checks=FlowChecks(
-            rules=(lambda: kit.keeper().flow_rules) if kit is not None else FlowRules
-        ),
+        checks=FlowChecks(rules=_flow_rules(kit)),
     )
     if budget is not None and budget.caps.capped:
         hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
