@@ -101,6 +101,7 @@ class ToolLoop:
                     ask=asks.ask,
                     ask_if_changes=asks.ask_if_changes,
                     key=quest.step_key(),
+                    flow=quest.flow.labels,
                 )
             )
         except Stopped:

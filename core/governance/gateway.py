@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
@@ -20,6 +20,7 @@ from core.governance.by_effect import (
     judged_by_effect,
     unchanged_text,
 )
+from core.governance.decision import INPUTS_KEY, DecisionInputs
 from core.governance.execution import Executor, RunReport
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.governance.settlement import Settlement
@@ -110,6 +111,7 @@ class _Call:
     asked: Callable[[str], Awaitable[None]] | None = None  # hears a waited-on approval's id
     ask_if_changes: str | None = None  # the flow's reason to ask, should a dry run change files
     key: str | None = None  # the inbound update asking: one approval for it, ever
+    flow: tuple[str, ...] = ()  # the request's labels when it asked
 
 
 class ToolGateway:
@@ -150,6 +152,7 @@ class ToolGateway:
         ask: str | None = None,
         ask_if_changes: str | None = None,
         key: str | None = None,
+        flow: Iterable[str] = (),
     ) -> ToolOutcome:
         """Run `action` under governance. With `wait`, an approval suspends only the caller
         until it settles; without, the card goes out and the outcome is WAITING. `labels`
@@ -161,17 +164,21 @@ class ToolGateway:
 
         `key`: the identity of the inbound update asking (for an agent's step, and which
         step). An update handled again after a crash finds the approval it asked for the
-        first time, and neither dry-runs nor asks again; with `wait`, it waits on that one."""
+        first time, and neither dry-runs nor asks again; with `wait`, it waits on that one.
+
+        `flow`: the request's labels (what it has read), recorded with the decision."""
         if key is not None:
             again = await self._asked_before(action, key, wait, asked)
             if again is not None:
                 return again
-        decision = self._policy.decide(action, autonomous=autonomous)
-        if ask is not None and decision.verdict is not Verdict.DENY:
-            decision = self._policy.must_ask(decision, ask)
-        call = _Call(
-            via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes, key
+        labels_read = tuple(str(label) for label in flow)
+        decision, inputs = self._policy.judge(
+            action, autonomous=autonomous, ask=ask, flow=labels_read
         )
+        call = _Call(
+            via, parent_id, quest_id, autonomous, wait, limit, labels, asked, ask_if_changes, key,
+            labels_read,
+        )  # fmt: skip
         # A flow's reason to ask stands whatever a dry run would show: the owner decides on
         # the command itself (a read has no effect a dry run could put on a card).
         if decision.verdict is not Verdict.DENY and judged_by_effect(action) and ask is None:
@@ -180,15 +187,27 @@ class ToolGateway:
                     return await self._by_effect(self._dry_runs, action, call)
                 except ToolUnavailable as exc:
                     log.warning("dry run impossible, asking the owner instead: %s", exc)
-            decision = self._policy.must_ask(decision, UNSEEN)
-        return await self._govern(action, decision, call)
+            decision, inputs = self._policy.judge(
+                action, autonomous=autonomous, ask=UNSEEN, flow=labels_read
+            )
+        return await self._govern(action, (decision, inputs), call)
 
-    async def _govern(self, action: ToolAction, decision: Decision, call: _Call) -> ToolOutcome:
-        """Refuse, ask or run `action` as `decision` says; record the decision first."""
+    async def _govern(
+        self, action: ToolAction, judged: tuple[Decision, DecisionInputs], call: _Call
+    ) -> ToolOutcome:
+        """Refuse, ask or run `action` as the decision says; record the decision (and what
+        it read) first."""
+        decision, inputs = judged
         via, parent_id, quest_id = call.via, call.parent_id, call.quest_id
         wait, limit, labels = call.wait, call.limit, call.labels
         decided = self._record(
-            action, decision, parent_id, quest_id, GovernanceReceipt.POLICY_DECISION, labels
+            action,
+            decision,
+            parent_id,
+            quest_id,
+            GovernanceReceipt.POLICY_DECISION,
+            labels,
+            inputs,
         )
         base = ToolOutcome(
             OutcomeKind.DENIED, decision.tier, action.describe(), receipt_ids=(decided,)
@@ -259,12 +278,15 @@ class ToolGateway:
                 effects=run.effects.summary,
             )
         apply = apply_action(run)
-        decision = self._policy.judge_effects(
-            apply, run.effects.categories(), command=action, autonomous=call.autonomous
+        judged = self._policy.judge(
+            apply,
+            effects=run.effects.categories(),
+            command=action,
+            autonomous=call.autonomous,
+            ask=call.ask_if_changes,
+            flow=call.flow,
         )
-        if call.ask_if_changes is not None and decision.verdict is not Verdict.DENY:
-            decision = self._policy.must_ask(decision, call.ask_if_changes)
-        outcome = await self._govern(apply, decision, call)
+        outcome = await self._govern(apply, judged, call)
         if outcome.kind in (OutcomeKind.DENIED, OutcomeKind.NOT_PERMITTED):
             await dry_runs.discard(run.id)
         applied = outcome.kind is OutcomeKind.RAN
@@ -315,12 +337,15 @@ class ToolGateway:
         quest_id: str | None,
         kind: GovernanceReceipt,
         labels: Mapping[str, object] | None,
+        inputs: DecisionInputs | None = None,
     ) -> str:
+        """A decision's receipt; `inputs`, what it read, make it one replay can recompute."""
         denied = decision.verdict is Verdict.DENY
+        read = {INPUTS_KEY: inputs.for_receipt()} if inputs is not None else {}
         receipt = Receipt(
             action_type=kind,
             action_name=str(decision.verdict),
-            inputs={"command": action.describe(), "action_hash": action.digest},
+            inputs={"command": action.describe(), "action_hash": action.digest, **read},
             outputs=decision.snapshot(),
             status=ReceiptStatus.REFUSED if denied else ReceiptStatus.SUCCESS,
             parent_id=parent_id,

@@ -1,67 +1,37 @@
-"""The policy engine: allow, deny (with the rule and safer alternatives) or needs-approval."""
+"""The policy engine: allow, deny (with the rule and safer alternatives) or needs-approval.
+
+The decision itself is core/governance/decision.py's pure `decide`; the engine gathers what
+it reads (the active Soul, Crusader mode, the clock, the tool's tier), keeps T0 answers
+and issues capability tokens."""
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 
-from core.mcp.naming import soul_tier, split_capability
+from core.governance.decision import (
+    Decision,
+    DecisionInputs,
+    Verdict,
+    crusader_approves,
+    decide,
+    evaluate,
+    must_ask,
+    soul_digest,
+)
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
-from soul import (
-    Action,
-    Classification,
-    Soul,
-    Tier,
-    UnparseableCommand,
-    classify,
-    classify_effects,
-    denied_by,
-    needs_approval,
-    stricter,
-    tier_rank,
-)
+from soul import Action, Soul, Tier
+
+__all__ = ["Decision", "DecisionInputs", "PolicyEngine", "Verdict"]
 
 CACHE_SIZE = 4096
 
 
-class Verdict(StrEnum):
-    """What governance says about an action."""
-
-    ALLOW = "allow"
-    DENY = "deny"
-    NEEDS_APPROVAL = "needs_approval"
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The verdict with its reasons. `capability` is set only when the action may run now."""
-
-    verdict: Verdict
-    tier: str
-    rules: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    reason: str = ""
-    alternatives: tuple[str, ...] = ()
-    capability: str | None = None
-    auto_approved: bool = False
-
-    def snapshot(self) -> dict[str, object]:
-        """The decision as recorded in receipts (never the token)."""
-        return {
-            "verdict": str(self.verdict),
-            "tier": self.tier,
-            "rules": list(self.rules),
-            "kinds": list(self.kinds),
-            "reason": self.reason,
-            "auto_approved": self.auto_approved,
-        }
-
-
 class PolicyEngine:
-    """Classifies actions against the active Soul and decides. T0 decisions are cached."""
+    """Decides about actions under the active Soul. T0 decisions are cached."""
 
     def __init__(
         self,
@@ -69,6 +39,7 @@ class PolicyEngine:
         capabilities: CapabilityTokens,
         crusader: Callable[[], bool] = lambda: False,
         tiers: Callable[[str], Tier | None] = lambda _: None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """`tiers` gives a capability's tier from its tool's definition (core/tools/
         definition.py), for a capability the Soul has no rule for; the Soul's rules win."""
@@ -76,22 +47,48 @@ class PolicyEngine:
         self._tiers = tiers
         self._capabilities = capabilities
         self._crusader = crusader
+        self._clock = clock
+        self._digest: tuple[Soul, str] | None = None
         self._cache: OrderedDict[tuple[int, str, bool], Decision] = OrderedDict()
+
+    def judge(
+        self,
+        action: ToolAction,
+        *,
+        autonomous: bool = False,
+        ask: str | None = None,
+        flow: Iterable[str] = (),
+        effects: Iterable[str] | None = None,
+        command: ToolAction | None = None,
+    ) -> tuple[Decision, DecisionInputs]:
+        """Decide about one exact action, and say what the decision read (for its receipt).
+
+        `ask`: why the owner must decide whatever the Soul's tier says (what the request
+        read: `flow`, its labels). `effects`: judge applying a dry run of `command` that
+        showed these effect kinds (`action` is then the apply action). An allowed decision
+        carries a fresh capability token for `action`."""
+        soul = self._soul()
+        facts = _facts(command if command is not None else action)
+        inputs = DecisionInputs(
+            facts,
+            soul.version,
+            self._digest_of(soul),
+            self._clock(),
+            autonomous=autonomous,
+            crusader=self._crusader(),
+            tool_tier=self._tiers(facts.capability),
+            effects=None if effects is None else tuple(effects),
+            ask=ask,
+            flow=tuple(sorted(str(label) for label in flow)),
+        )
+        decision = self._cached(soul, action, inputs)
+        if decision.verdict is Verdict.ALLOW:
+            return replace(decision, capability=self._capabilities.issue(action.digest)), inputs
+        return decision, inputs
 
     def decide(self, action: ToolAction, *, autonomous: bool = False) -> Decision:
         """Decide about one exact action. Allowed decisions carry a fresh capability token."""
-        soul = self._soul()
-        key = (soul.version, action.digest, autonomous)
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = self._evaluate(soul, action, autonomous)
-            if cached.tier == "T0" and cached.verdict is Verdict.ALLOW:
-                self._cache[key] = cached
-                if len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        if cached.verdict is Verdict.ALLOW:
-            return replace(cached, capability=self._capabilities.issue(action.digest))
-        return cached
+        return self.judge(action, autonomous=autonomous)[0]
 
     def judge_effects(
         self,
@@ -109,129 +106,57 @@ class PolicyEngine:
         (whether anything was overwritten), and a command no rule names adds nothing: its
         effects judge it. An allowed decision carries the apply's capability token; nothing
         is cached (each effect set is new)."""
-        soul = self._soul()
-        present = tuple(kinds)
-        try:
-            found = classify_effects(soul, present)
-        except ValueError as exc:  # an effect the Soul cannot judge goes to the owner
-            found = Classification("T3", ("shell.exec",), ("effects.unknown",))
-            reason = str(exc)
-        else:
-            reason = ""
-        found = stricter(found, self._command_rules(soul, command, "overwrites" in present))
-        decision = self._ask_or_allow(soul, found, autonomous)
-        if reason:
-            decision = replace(decision, reason=reason)
-        if decision.verdict is Verdict.ALLOW:
-            return replace(decision, capability=self._capabilities.issue(action.digest))
-        return decision
+        found = self.judge(action, effects=kinds, command=command, autonomous=autonomous)
+        return found[0]
 
-    @staticmethod
-    def _command_rules(soul: Soul, command: ToolAction, overwrites: bool) -> Classification:
-        """What the Soul's rules alone say of a dry-run command, with `overwrites` as seen."""
-        facts = replace(_facts(command), overwrites=overwrites)
-        try:
-            return classify(soul, facts, default="T0")
-        except UnparseableCommand:  # decide() refuses these first; never waved on here
-            return Classification("T3", ("shell.exec",), ("unparseable-command",))
+    def _cached(self, soul: Soul, action: ToolAction, inputs: DecisionInputs) -> Decision:
+        """`decide(inputs, soul)`, a T0 allow of an action's own facts kept for next time."""
+        if inputs.effects is not None or inputs.ask is not None:
+            return decide(inputs, soul)
+        key = (soul.version, action.digest, inputs.autonomous)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = decide(inputs, soul)
+            if cached.tier == "T0" and cached.verdict is Verdict.ALLOW and not cached.auto_approved:
+                self._cache[key] = cached
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return cached
+
+    def _digest_of(self, soul: Soul) -> str:
+        """The Soul's digest, computed once per Soul object."""
+        if self._digest is None or self._digest[0] is not soul:
+            self._digest = (soul, soul_digest(soul))
+        return self._digest[1]
 
     def authorize_inert(self, action: ToolAction) -> str:
         """The capability for running `action` where it cannot change anything (a dry run
         against a copy of the workspace): refused only by the denylist."""
-        decision = self._evaluate(self._soul(), action, autonomous=False)
-        if decision.verdict is Verdict.DENY:
-            raise PermissionError(decision.reason)
+        self._refuse_denied(action)
         return self._capabilities.issue(action.digest)
 
     def must_ask(self, decision: Decision, reason: str) -> Decision:
         """`decision` turned into a T3 approval (what cannot be seen before it happens)."""
-        return replace(
-            decision,
-            verdict=Verdict.NEEDS_APPROVAL,
-            tier="T3",
-            reason=reason,
-            capability=None,
-            auto_approved=False,
-        )
+        return must_ask(decision, reason)
 
     def authorize_approved(self, action: ToolAction) -> str:
         """The capability for an action the owner approved (checked again against the denylist),
         marked as approved: the sandbox shows the sensitive files such an action names."""
-        decision = self._evaluate(self._soul(), action, autonomous=False)
-        if decision.verdict is Verdict.DENY:
-            raise PermissionError(decision.reason)
+        self._refuse_denied(action)
         return self._capabilities.issue(action.digest, approved=True)
 
-    def _evaluate(self, soul: Soul, action: ToolAction, autonomous: bool) -> Decision:
-        facts = _facts(action)
-        try:
-            if action.command is not None:
-                rule = denied_by(soul, action.command)
-                if rule is not None:
-                    return Decision(
-                        Verdict.DENY,
-                        "T3",
-                        (rule.id,),
-                        reason=rule.reason,
-                        alternatives=tuple(rule.alternatives),
-                    )
-            found = classify(soul, facts, default=self._unruled(soul, action.capability))
-        except UnparseableCommand as exc:
-            return Decision(
-                Verdict.DENY,
-                "T3",
-                ("unparseable-command",),
-                reason=str(exc),
-                alternatives=("Write the command without unbalanced quotes or deep nesting.",),
-            )
-        if _server_change(action, found.tier):
-            return Decision(
-                Verdict.NEEDS_APPROVAL, found.tier, found.rule_ids, found.kinds,
-                reason=f"{found.tier} action needs your approval: Lancelot cannot undo what "
-                "an MCP server does",
-            )  # fmt: skip
-        return self._ask_or_allow(soul, found, autonomous)
-
-    def _unruled(self, soul: Soul, capability: str) -> Tier | None:
-        """The tier of a capability no rule of the Soul names: for an MCP server's tool, the
-        Soul's `risk_rules.mcp` entry if it has one; else the definition's (None: the Soul's
-        rules and its default tier decide)."""
-        if any(rule.capability == capability for rule in soul.risk_rules.rules):
-            return None
-        server_tool = split_capability(capability)
-        if server_tool is not None:
-            chosen = soul_tier(soul.risk_rules.mcp, *server_tool)
-            if chosen is not None:
-                return chosen
-        return self._tiers(capability)
-
-    def _ask_or_allow(self, soul: Soul, found: Classification, autonomous: bool) -> Decision:
-        base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)
-        if not needs_approval(soul, found, autonomous=autonomous):
-            return base
-        if self.crusader_approves(found.tier, found.kinds):
-            return replace(base, auto_approved=True, reason="auto-approved in Crusader mode")
-        return replace(
-            base, verdict=Verdict.NEEDS_APPROVAL, reason=f"{found.tier} action needs your approval"
-        )
+    def _refuse_denied(self, action: ToolAction) -> None:
+        """PermissionError when the Soul refuses `action` outright."""
+        soul = self._soul()
+        inputs = DecisionInputs(_facts(action), soul.version, "", self._clock())
+        decision = evaluate(soul, replace(inputs, tool_tier=self._tiers(action.capability)))
+        if decision.verdict is Verdict.DENY:
+            raise PermissionError(decision.reason)
 
     def crusader_approves(self, tier: str, kinds: Iterable[str] = ()) -> bool:
         """Whether Crusader mode, on right now, lets work of this tier and these kinds run
-        without a card (scheduled T2 work, by the shipped Soul). It never overrides the Soul:
-        only the tiers the Soul lists, never T3, never a kind the Soul says must be asked."""
-        soul = self._soul()
-        return (
-            self._crusader()
-            and tier in soul.crusader.auto_approve_tiers
-            and tier != "T3"
-            and not set(kinds) & set(soul.requires_approval)
-        )
-
-
-def _server_change(action: ToolAction, tier: Tier) -> bool:
-    """An MCP server's tool at T2 or above: what it does happens on the server, where no
-    dry run sees it and no Undo reaches, so the owner is asked (Crusader mode included)."""
-    return split_capability(action.capability) is not None and tier_rank(tier) >= 2
+        without a card (scheduled T2 work, by the shipped Soul)."""
+        return crusader_approves(self._soul(), self._crusader(), tier, kinds)
 
 
 def _facts(action: ToolAction) -> Action:
