@@ -339,21 +339,33 @@ class ToolGateway:
         labels: Mapping[str, object] | None,
         inputs: DecisionInputs | None = None,
     ) -> str:
-        """A decision's receipt; `inputs`, what it read, make it one replay can recompute."""
-        denied = decision.verdict is Verdict.DENY
-        read = {INPUTS_KEY: inputs.for_receipt()} if inputs is not None else {}
-        receipt = Receipt(
-            action_type=kind,
-            action_name=str(decision.verdict),
-            inputs={"command": action.describe(), "action_hash": action.digest, **read},
-            outputs=decision.snapshot(),
-            status=ReceiptStatus.REFUSED if denied else ReceiptStatus.SUCCESS,
+        receipt = decision_receipt(action, decision, kind, inputs)
+        receipt = replace(
+            receipt,
             parent_id=parent_id,
             quest_id=quest_id,
-            metadata={"tier": decision.tier, **(labels or {})},
+            metadata={**receipt.metadata, **(labels or {})},
         )
         self._ledger.append(receipt)
         return receipt.id
+
+
+def decision_receipt(
+    action: ToolAction,
+    decision: Decision,
+    kind: GovernanceReceipt = GovernanceReceipt.POLICY_DECISION,
+    inputs: DecisionInputs | None = None,
+) -> Receipt:
+    """A decision's receipt; `inputs`, what it read, make it one replay can decide again."""
+    read = {INPUTS_KEY: inputs.for_receipt()} if inputs is not None else {}
+    return Receipt(
+        action_type=kind,
+        action_name=str(decision.verdict),
+        inputs={"command": action.describe(), "action_hash": action.digest, **read},
+        outputs=decision.snapshot(),
+        status=ReceiptStatus.REFUSED if decision.verdict is Verdict.DENY else ReceiptStatus.SUCCESS,
+        metadata={"tier": decision.tier},
+    )
 
 
 def _settled(base: ToolOutcome, settled: Settlement) -> ToolOutcome:

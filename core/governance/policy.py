@@ -1,8 +1,8 @@
 """The policy engine: allow, deny (with the rule and safer alternatives) or needs-approval.
 
-The decision itself is core/governance/decision.py's pure `decide`; the engine gathers what
-it reads (the active Soul, Crusader mode, the clock, the tool's tier), keeps T0 answers
-and issues capability tokens."""
+The decision itself is core/governance/deciding.py's pure `decide`; the engine gathers what
+it reads (the active Soul, Crusader mode, the clock, the tool's tier), keeps the Soul's
+rulings on recent actions and issues capability tokens."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from core.governance.decision import (
-    Decision,
-    DecisionInputs,
-    Verdict,
+from core.governance.deciding import (
+    RuleKey,
+    Ruling,
     crusader_approves,
-    decide,
-    evaluate,
     must_ask,
-    soul_digest,
+    rule,
+    rule_key,
+    settle,
 )
+from core.governance.decision import Decision, DecisionInputs, Verdict, soul_digest
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from soul import Action, Soul, Tier
@@ -31,7 +31,7 @@ CACHE_SIZE = 4096
 
 
 class PolicyEngine:
-    """Decides about actions under the active Soul. T0 decisions are cached."""
+    """Decides about actions under the active Soul. The Soul's rulings are cached."""
 
     def __init__(
         self,
@@ -49,7 +49,7 @@ class PolicyEngine:
         self._crusader = crusader
         self._clock = clock
         self._digest: tuple[Soul, str] | None = None
-        self._cache: OrderedDict[tuple[int, str, bool], Decision] = OrderedDict()
+        self._rulings: OrderedDict[tuple[str, RuleKey], Ruling] = OrderedDict()
 
     def judge(
         self,
@@ -81,7 +81,7 @@ class PolicyEngine:
             ask=ask,
             flow=tuple(sorted(str(label) for label in flow)),
         )
-        decision = self._cached(soul, action, inputs)
+        decision = settle(soul, inputs, self._ruling(soul, inputs))
         if decision.verdict is Verdict.ALLOW:
             return replace(decision, capability=self._capabilities.issue(action.digest)), inputs
         return decision, inputs
@@ -109,19 +109,18 @@ class PolicyEngine:
         found = self.judge(action, effects=kinds, command=command, autonomous=autonomous)
         return found[0]
 
-    def _cached(self, soul: Soul, action: ToolAction, inputs: DecisionInputs) -> Decision:
-        """`decide(inputs, soul)`, a T0 allow of an action's own facts kept for next time."""
-        if inputs.effects is not None or inputs.ask is not None:
-            return decide(inputs, soul)
-        key = (soul.version, action.digest, inputs.autonomous)
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = decide(inputs, soul)
-            if cached.tier == "T0" and cached.verdict is Verdict.ALLOW and not cached.auto_approved:
-                self._cache[key] = cached
-                if len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return cached
+    def _ruling(self, soul: Soul, inputs: DecisionInputs) -> Ruling:
+        """The Soul's ruling on the action's facts, kept for the next equal action (it
+        depends on nothing else: core/governance/deciding.py)."""
+        key = (inputs.soul_digest, rule_key(inputs))
+        found = self._rulings.get(key)
+        if found is None:
+            found = self._rulings[key] = rule(soul, inputs)
+            if len(self._rulings) > CACHE_SIZE:
+                self._rulings.popitem(last=False)
+        else:
+            self._rulings.move_to_end(key)
+        return found
 
     def _digest_of(self, soul: Soul) -> str:
         """The Soul's digest, computed once per Soul object."""
@@ -148,10 +147,13 @@ class PolicyEngine:
     def _refuse_denied(self, action: ToolAction) -> None:
         """PermissionError when the Soul refuses `action` outright."""
         soul = self._soul()
-        inputs = DecisionInputs(_facts(action), soul.version, "", self._clock())
-        decision = evaluate(soul, replace(inputs, tool_tier=self._tiers(action.capability)))
-        if decision.verdict is Verdict.DENY:
-            raise PermissionError(decision.reason)
+        facts = _facts(action)
+        inputs = DecisionInputs(
+            facts, soul.version, self._digest_of(soul), 0.0, tool_tier=self._tiers(facts.capability)
+        )
+        ruling = self._ruling(soul, inputs)
+        if isinstance(ruling, Decision) and ruling.verdict is Verdict.DENY:
+            raise PermissionError(ruling.reason)
 
     def crusader_approves(self, tier: str, kinds: Iterable[str] = ()) -> bool:
         """Whether Crusader mode, on right now, lets work of this tier and these kinds run

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from core.governance.deciding import decide
 from core.governance.decision import (
     INPUTS_KEY,
     DecisionInputs,
     InputsError,
-    decide,
     soul_digest,
 )
 from core.receipts.model import StoredReceipt

@@ -75,12 +75,12 @@ async def test_tools_refuse_without_a_matching_capability(tmp_path: Path) -> Non
     assert (await repl.run(action, caps.issue(action.digest))).exit_code == 0
 
 
-def test_t0_decisions_are_cached_but_tokens_are_fresh() -> None:
+def test_rulings_are_cached_but_tokens_are_fresh() -> None:
     policy = engine()
     first, second = policy.decide(shell("ls")), policy.decide(shell("ls"))
     assert first.verdict is second.verdict is Verdict.ALLOW
     assert first.capability
-    assert len(policy._cache) == 1
+    assert len(policy._rulings) == 1  # the Soul ruled on `ls` once
 
 
 def judge(command: str, *kinds: str, autonomous: bool = False, crusader: bool = True) -> Verdict:
