@@ -1,5 +1,5 @@
-"""The `lancelot` command: run, chat, setup, pair, doctor, receipts verify/export, memory
-export/review, soul lint, sandbox build, container base, watchdog, mcp list/test."""
+"""The `lancelot` command: run, chat, setup, pair, doctor, receipts verify/export, replay,
+memory export/review, soul lint, sandbox build, container base, watchdog, mcp list/test."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from bot.mcp_cli import add_mcp_commands, run_mcp
 from bot.memory_cli import add_memory_commands, run_memory
 from bot.pair_cli import add_pair_command, run_pair
 from bot.receipts_cli import add_receipts_commands, run_receipts
+from bot.replay_cli import add_replay_command, run_replay
 from core.config import load_settings, unknown_environment
 from core.errors import ConfigError, DeliveryFailed, StorageError
 
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     receipts = commands.add_parser("receipts", help="receipt ledger tools")
     receipts_cmd = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipts_commands(receipts_cmd)
+    add_replay_command(commands)
     add_memory_commands(commands)
     add_pair_command(commands)
     add_mcp_commands(commands)
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "receipts":
             return run_receipts(settings, args)
+        if args.command == "replay":
+            return run_replay(settings, args)
         if args.command == "memory":
             return run_memory(settings, args)
         if args.command == "pair":

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.kernel import Kernel
+from bot.ledger import LEDGER_FILE
 from bot.sandbox import add_shell_providers, open_effects
 from bot.tools import build_tool_router
 from core.commands.registry import CommandRegistry
@@ -23,6 +26,7 @@ from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.governance.soul_commands import SoulCommands, SoulKeeper
 from core.governance.undo import UndoDesk
+from core.governance.whatif import WhatIf, what_if_recorded
 from core.memory import Memory
 from core.memory.provider import CAPABILITIES, MemoryTools
 from core.tools.capability import CapabilityTokens
@@ -71,6 +75,18 @@ def _reminder_seconds(soul: Soul) -> float | None:
     ):
         return None
     return rules.escalation.after_minutes * 60.0
+
+
+def _what_if(app: Kernel) -> Callable[[Soul, int], Awaitable[WhatIf]]:
+    """What a proposed Soul would have changed over the home's recorded decisions (read in
+    a thread, from the ledger's file, once what was appended is written)."""
+
+    async def weigh(proposed: Soul, days: int) -> WhatIf:
+        await app.ledger.flush()
+        path = app.home / LEDGER_FILE
+        return await asyncio.to_thread(what_if_recorded, path, proposed, days)
+
+    return weigh
 
 
 async def wire_governance(app: Kernel, memory: Memory | None = None) -> GovernanceKit:
@@ -125,7 +141,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     switch.register()
     app.status_buttons.append(switch.button)
     undo.register(registry)
-    SoulCommands(registry, keeper, app.tokens, app.ledger).register()
+    SoulCommands(registry, keeper, app.tokens, app.ledger, _what_if(app)).register()
     app.status_fields["Crusader"] = switch.status
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
     app.status_fields["Tools"] = lambda: (

@@ -55,7 +55,7 @@ def run_receipts(settings: Settings, args: argparse.Namespace) -> int:
     return verify(settings, as_json=args.json, against=args.against)
 
 
-def _ledger_path(settings: Settings) -> Path:
+def ledger_path(settings: Settings) -> Path:
     """The ledger file of the configured home; StorageError when either is missing."""
     home = settings.home.expanduser().resolve()
     if not home.is_dir():
@@ -72,7 +72,7 @@ def verify(settings: Settings, *, as_json: bool = False, against: str | None = N
     """Verify the home's ledger and print the outcome."""
     try:
         fingerprint = parse_against(against) if against is not None else None
-        path = _ledger_path(settings)
+        path = ledger_path(settings)
         evidence = Evidence.of_home(path.parent, settings.ledger.checkpoint_every_receipts)
         report = verify_ledger(path, evidence, fingerprint)
     except (ValueError, StorageError) as exc:  # nothing it can check
@@ -148,7 +148,7 @@ def _error(message: str, as_json: bool) -> int:
 def export(settings: Settings, args: argparse.Namespace) -> int:
     """Write receipts (a range, a type) as JSON lines: every stored field and both hashes."""
     try:
-        path = _ledger_path(settings)
+        path = ledger_path(settings)
     except StorageError as exc:
         return _error(str(exc), as_json=False)
     rows = stored_rows(path, args.first or 1, args.last, args.action_type)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import sqlite3
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,10 +13,20 @@ import yaml
 
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
+from core.governance.whatif import WhatIf
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.tokens import ActionTokens
-from soul import AmendmentError, AmendmentStatus, Soul, SoulError, SoulStore, amendments
+from soul import (
+    Amendment,
+    AmendmentError,
+    AmendmentStatus,
+    Soul,
+    SoulError,
+    SoulStore,
+    amendments,
+    lint_text,
+)
 
 ACTION = "soul.amendment"
 USAGE = (
@@ -57,6 +69,7 @@ def merged_soul_text(active_text: str, proposal: str) -> str:
 
 
 MAX_DIFF = 3000
+WHAT_IF_DAYS = 30  # the recorded history an amendment's card weighs it against
 
 
 @dataclass
@@ -81,6 +94,8 @@ class SoulCommands:
     keeper: SoulKeeper
     tokens: ActionTokens
     ledger: ReceiptStore
+    # What a proposed Soul would have changed over the last WHAT_IF_DAYS days of decisions.
+    what_if: Callable[[Soul, int], Awaitable[WhatIf]] | None = None
 
     def register(self) -> None:
         """Add /soul and the amendment buttons."""
@@ -144,13 +159,26 @@ class SoulCommands:
             token = await self.tokens.issue(ACTION, {"id": amendment.id, "choice": choice}, card_id)
             buttons.append(Button(label, token))
         diff = semantic_diff(amendment.base_yaml, amendment.proposed_yaml)[:MAX_DIFF]
+        effect = await self._effect(amendment)
         return Card(
             CardKind.APPROVAL,
             f"Soul amendment {amendment.status.value}",
-            f"Against v{amendment.base_version}:\n{diff}",
+            f"Against v{amendment.base_version}:\n{diff}{effect}",
             buttons=tuple(buttons),
             correlation_id=card_id,
         )
+
+    async def _effect(self, amendment: Amendment) -> str:
+        """What the amendment would have changed in the recorded history, in a sentence
+        (after a blank line), or "" when there is nothing to weigh it with."""
+        proposed = lint_text(amendment.proposed_yaml).soul
+        if self.what_if is None or proposed is None:
+            return ""
+        try:
+            found = await self.what_if(proposed, WHAT_IF_DAYS)
+        except (sqlite3.Error, OSError) as exc:
+            return f"\n\nWhat it would have changed could not be read from the receipts: {exc}"
+        return f"\n\n{found.sentence()}"
 
     async def on_press(self, ctx: PressContext) -> Card | None:
         """PENDING -> APPROVED -> ACTIVATED, each an owner tap; activation re-lints."""

@@ -1,0 +1,138 @@
+"""What-if: recorded decisions decided again under a proposed Soul, sorted by what the owner
+would notice (asked more, asked less, refused), told in one sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.app import Lancelot
+from core.config import Settings, load_settings
+from core.events import CardKind
+from core.governance.decision import INPUTS_KEY
+from core.governance.gateway import decision_receipt
+from core.governance.policy import PolicyEngine
+from core.governance.whatif import EXAMPLES, what_if
+from core.receipts.model import Receipt, StoredReceipt
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
+from soul import SHIPPED_VERSIONS_DIR, DenyRule, Soul, SoulStore
+from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import say, tap
+
+SHIPPED = SoulStore(SHIPPED_VERSIONS_DIR, Path("/nonexistent")).load_active()
+
+
+def stored(receipt: Receipt, seq: int) -> StoredReceipt:
+    """`receipt` as the ledger gives it back."""
+    r = receipt
+    return StoredReceipt(
+        seq, r.id, r.timestamp, r.action_type, r.action_name, json.dumps(r.inputs),
+        json.dumps(r.outputs), str(r.status), None, None, None, None, None, None,
+        json.dumps(r.metadata), "0", "1",
+    )  # fmt: skip
+
+
+def history(*commands: str, autonomous: bool = False) -> list[StoredReceipt]:
+    """The receipts the shipped Soul's engine leaves for these /run commands."""
+    engine = PolicyEngine(lambda: SHIPPED, CapabilityTokens(b"k" * 32))
+    found = []
+    for seq, command in enumerate(commands, start=1):
+        action = ToolAction("shell.exec", command, {})
+        decision, inputs = engine.judge(action, autonomous=autonomous)
+        found.append(stored(decision_receipt(action, decision, inputs=inputs), seq))
+    return found
+
+
+def with_risk(soul: Soul, **changes: object) -> Soul:
+    return soul.model_copy(update={"risk_rules": soul.risk_rules.model_copy(update=changes)})
+
+
+def test_the_same_soul_changes_nothing() -> None:
+    found = what_if(history("ls", "make", "rm -rf /workspace/old", "rm -rf /"), SHIPPED, 30)
+    assert (found.decisions, found.changed, found.not_replayable) == (4, 0, 0)
+    assert found.sentence() == "Over the last 30 days this would have changed none of 4 decisions."
+
+
+def test_a_stricter_default_asks_more_and_names_the_commands() -> None:
+    found = what_if(
+        history("ls", "make", "make", "cargo build"), with_risk(SHIPPED, default_tier="T3"), 30
+    )
+    assert found.would_ask.count == 3
+    assert [c.describe() for c in found.would_ask.examples] == [
+        "make (T2 allow, now T3 needs_approval)",
+        "make (T2 allow, now T3 needs_approval)",
+        "cargo build (T2 allow, now T3 needs_approval)",
+    ]
+    assert found.sentence() == "Over the last 30 days this would have asked you 3 more times."
+
+
+def test_a_wider_autonomy_lets_asked_work_run() -> None:
+    asked = history("make", "pip install requests", "ls", autonomous=True)
+    wider = SHIPPED.scheduling_boundaries.model_copy(update={"max_tier_without_approval": "T2"})
+    found = what_if(asked, SHIPPED.model_copy(update={"scheduling_boundaries": wider}), 7)
+    assert (found.would_run.count, found.would_ask.count) == (2, 0)
+    assert found.sentence() == "Over the last 7 days this would have let 2 commands run that asked."
+
+
+def test_a_new_deny_rule_refuses_and_everything_is_counted_once() -> None:
+    rule = DenyRule(id="no-make", commands=(("make",),), reason="no builds here")
+    stricter = with_risk(SHIPPED, denylist=(*SHIPPED.risk_rules.denylist, rule), default_tier="T3")
+    found = what_if(history("make", "cargo build", "rm -rf /"), stricter, 30)
+    assert (found.would_refuse.count, found.would_ask.count) == (1, 1)
+    assert found.sentence() == (
+        "Over the last 30 days this would have asked you once more and refused 1 command that "
+        "was allowed."
+    )
+
+
+def test_examples_are_few_and_counts_are_all() -> None:
+    found = what_if(history(*["make"] * 40), with_risk(SHIPPED, default_tier="T3"), 30)
+    assert found.would_ask.count == 40
+    assert len(found.would_ask.examples) == EXAMPLES
+
+
+@pytest.mark.parametrize("inputs", [{"command": "make"}, {"command": "make", INPUTS_KEY: {}}])
+def test_old_receipts_are_counted_as_not_replayable(inputs: object) -> None:
+    old = history("make")[0]
+    older = StoredReceipt(
+        *(json.dumps(inputs) if i == 5 else v for i, v in enumerate(_fields(old)))
+    )
+    found = what_if([older, *history("ls")], with_risk(SHIPPED, default_tier="T3"), 30)
+    assert (found.decisions, found.not_replayable, found.changed) == (1, 1, 0)
+
+
+def test_no_history_says_so() -> None:
+    found = what_if([], SHIPPED, 30)
+    assert (
+        found.sentence() == "Over the last 30 days no decision was recorded that this could change."
+    )
+
+
+def _fields(receipt: StoredReceipt) -> list[object]:
+    return [getattr(receipt, name) for name in StoredReceipt.__slots__]
+
+
+@pytest.fixture
+def settings(tmp_path: Path, docker_image: str) -> Settings:
+    return load_settings(
+        environ={"LANCELOT_HOME": str(tmp_path / "home"), "LANCELOT_SANDBOX_IMAGE": docker_image}
+    )
+
+
+async def test_the_amendment_card_states_its_effect_on_the_history(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    for command in ("echo hi > a.txt", "mkdir build", "ls"):
+        assert (await say(app, phone, f"/run {command}", wait=30.0)).kind is CardKind.REPLY
+    card = await say(app, phone, "/soul propose risk_rules: {effects: {creates: T3}}")
+    assert card.kind is CardKind.APPROVAL
+    assert "-    creates: T1\n+    creates: T3" in card.body
+    sentence = "Over the last 30 days this would have asked you 2 more times."
+    assert card.body.endswith(f"\n\n{sentence}")
+    approved = await tap(app, phone, card, "Approve")
+    assert approved is not None
+    assert [b.label for b in approved.buttons] == ["Activate", "Reject"]
+    assert approved.body.endswith(f"\n\n{sentence}")
