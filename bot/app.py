@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from aiohttp import web
 
@@ -14,10 +15,10 @@ from bot.agent import wire_agent
 from bot.channels.registry import CHANNELS, ChannelRegistry
 from bot.features import wire_features
 from bot.files import FilesKit, wire_files
-from bot.governance import GovernanceKit, wire_governance
+from bot.governance import GovernanceKit, soul_store, wire_governance
 from bot.home import home_lock, keep_home_private, load_secret, prepare_home
 from bot.kernel import Kernel
-from bot.ledger import build_ledger
+from bot.ledger import LEDGER_FILE, build_ledger
 from bot.llm import wire_models
 from bot.mcp import wire_mcp
 from bot.memory import wire_memory
@@ -26,6 +27,7 @@ from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
 from bot.web.app import build_web_app, owner_zone
 from bot.web.memory import MemoryPage
+from bot.web.replay import ReplayPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
 from core.agent.catalog import BUILT_IN
@@ -168,6 +170,11 @@ async def assemble(
         yield app
 
 
+def _replay_page(viewer: ViewerAccess, home: Path, ledger: SqliteLedger) -> ReplayPage:
+    """The receipt page's replay of a request, reading the home's ledger file and Souls."""
+    return ReplayPage(viewer, home / LEDGER_FILE, soul_store(home), ledger.flush)
+
+
 async def _start_kernel(
     settings: Settings,
     stack: AsyncExitStack,
@@ -221,7 +228,7 @@ async def _start_kernel(
             access=viewer,
             health=health,
             page_size=settings.web.page_size,
-            routes=[*memory_page.routes(), *routes],
+            routes=[*memory_page.routes(), *_replay_page(viewer, home, ledger).routes(), *routes],
             secure_cookies=settings.public_url.startswith("https://"),
             timezone=settings.scheduler.timezone,
         )

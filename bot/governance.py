@@ -48,10 +48,15 @@ class GovernanceKit:
     capabilities: CapabilityTokens  # what a provider added later (an MCP server's) checks
 
 
+def soul_store(home: Path) -> SoulStore:
+    """The Soul versions of `home`: the shipped ones and those amended there."""
+    return SoulStore(SHIPPED_VERSIONS_DIR, home / "soul")
+
+
 def load_soul(home: Path) -> SoulKeeper:
     """The active Soul, or StorageError (exit 2) naming what is wrong with it."""
     try:
-        return SoulKeeper(SoulStore(SHIPPED_VERSIONS_DIR, home / "soul"))
+        return SoulKeeper(soul_store(home))
     except SoulError as exc:
         raise StorageError(f"soul: {exc}") from None
 

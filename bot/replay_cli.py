@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.governance import soul_store
 from bot.receipts_cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ledger_path
 from core.config import Settings
 from core.errors import StorageError
@@ -22,7 +23,7 @@ from core.governance.replay import ReplayReport, SoulSource, one_soul, recorded_
 from core.governance.whatif import Tally, WhatIf, what_if_recorded
 from core.receipts.history import receipt_exists, stored_of_kind
 from core.receipts.registry import GovernanceReceipt
-from soul import SHIPPED_VERSIONS_DIR, Soul, SoulStore, lint_file
+from soul import Soul, lint_file
 
 DECISIONS = str(GovernanceReceipt.POLICY_DECISION)
 
@@ -70,7 +71,7 @@ def _soul_file(path: Path) -> Soul:
 
 def _souls_of(settings: Settings) -> SoulSource:
     """The Soul versions of the configured home, checked against what decided."""
-    return recorded_souls(SoulStore(SHIPPED_VERSIONS_DIR, settings.home.expanduser() / "soul"))
+    return recorded_souls(soul_store(settings.home.expanduser()))
 
 
 def _replay(path: Path, request: str, souls: SoulSource, as_json: bool) -> int:

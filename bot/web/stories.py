@@ -48,6 +48,7 @@ class StoryView:
     status: str
     lines: tuple[Line, ...]
     more: int  # receipts of the request not shown here
+    decisions: int = 0  # policy decisions among those shown: the page offers their replay
 
 
 def _json(raw: str) -> Any:
@@ -139,6 +140,7 @@ def story_view(
         status=_status(story.root, members, roles),
         lines=tuple(_lines(members, deciders, roles)),
         more=max(0, story.size - len(members)),
+        decisions=sum(m.action_type == GovernanceReceipt.POLICY_DECISION for m in members),
     )
 
 
