@@ -19,6 +19,7 @@ from core.tools.sandbox.image import build, exists
 from tests.ci import unavailable
 from tests.fakes.channel import MemoryChannel
 from tests.receipt_kinds import registered_receipt_kinds  # noqa: F401 (autouse: kinds are registered)
+from tests.replayed_decisions import replayed_decisions  # noqa: F401 (autouse: decisions replay)
 
 # python-telegram-bot 22: report time periods as timedelta (reading them as ints warns).
 os.environ.setdefault("PTB_TIMEDELTA", "true")
