@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields
 
@@ -33,11 +33,13 @@ from core.agent.quest import AgentLimits
 from core.bus import Bus
 from core.clock import Clock
 from core.commands.basic import VERSION, BasicCommands
-from core.commands.registry import CommandRegistry
+from core.commands.registry import CommandRegistry, Router
 from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.delivery.writer import StateWriter
+from core.dispatch.links import message_chain
+from core.dispatch.presses import Presses
 from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
@@ -109,18 +111,18 @@ async def assemble(
     clock: Clock | None = None,
     models: ModelRouter | None = None,
     agent_limits: AgentLimits | None = None,
-    register: Callable[[CommandRegistry], None] | None = None,
+    routers: Iterable[Router] = (),
     channels: ChannelRegistry = CHANNELS,
     tools: Iterable[ToolDefinition] = (),
 ) -> AsyncIterator[Lancelot]:
     """Build and start every service; stop them in reverse order on exit.
 
     Raises StorageError (one clear line) if the data directory, a database or the web port
-    cannot be used. `routes` are added
-    to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
-    replaces the model router built from the settings for the agent, `agent_limits` the
-    agent's limits; `register` adds commands or button actions of the caller's (tests, an
-    embedding program); `channels` are the channels it knows (their secrets are redacted);
+    cannot be used. `routes` are added to the web app (a channel's webhook); `delivery` and
+    `clock` tune the outbox; `models` replaces the model router built from the settings for
+    the agent, `agent_limits` the agent's limits; `routers` are the caller's own (tests, an
+    embedding program), included after the app's (one that claims a command or button the
+    app holds is refused); `channels` are the channels it knows (their secrets are redacted);
     `tools` are tool definitions of the caller's, offered beside the built-in ones. Commands
     and button actions are fixed once this yields.
     """
@@ -137,22 +139,10 @@ async def assemble(
             tools=ToolRegistry((*BUILT_IN, *tools)),
         )
         app = await _wire(kernel, clock, models, agent_limits, channels)
-        if register is not None:
-            register(app.commands)
-        orchestrator = Orchestrator(
-            app.bus,
-            app.ledger,
-            InputGate(
-                Sanitizer(),
-                SlidingWindowLimiter(limit=settings.limits.rate_per_minute),
-                settings.limits.max_message_chars,
-            ),
-            app.commands,
-            app.tokens,
-            tasks=app.tasks,
-            intake=app.files.intake,
-        )
+        for router in routers:
+            app.commands.include(router)
         app.commands.freeze()
+        orchestrator = _orchestrator(app)
         await stack.enter_async_context(app.health)
         runner = app.tasks.spawn(orchestrator.run(), name="orchestrator")
         stack.push_async_callback(_cancel, runner)
@@ -263,7 +253,7 @@ async def _wire(
 ) -> Lancelot:
     """Every subsystem on the kernel, in the order they depend on each other."""
     settings = kernel.settings
-    BasicCommands(
+    basic = BasicCommands(
         registry=kernel.commands,
         bus=kernel.bus,
         ledger=kernel.ledger,
@@ -274,13 +264,14 @@ async def _wire(
         link_ttl_seconds=settings.web.link_ttl_seconds,
         status_fields=kernel.status_fields,
         status_buttons=kernel.status_buttons,
-    ).register()
+    )
+    basic.register()
     wire_features(kernel)
     saved = await saved_onboarding(kernel)
     chosen = (await saved.load()).provider  # the owner's choice in chat wins
     router = await wire_models(kernel, redactor_for(settings, channels), chosen)
     memory = await wire_memory(kernel, redactor_for(settings, channels))
-    onboarding = await wire_onboarding(kernel, saved, router, memory, channels)
+    onboarding = await wire_onboarding(kernel, saved, router, memory, channels, basic.start)
     governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
@@ -306,6 +297,17 @@ async def _wire(
         channels=channels,
         mcp=mcp,
     )
+
+
+def _orchestrator(app: Lancelot) -> Orchestrator:
+    """The orchestrator on the message chain (`core/dispatch/links.py`) and the press path."""
+    limits = app.settings.limits
+    gate = InputGate(
+        Sanitizer(), SlidingWindowLimiter(limit=limits.rate_per_minute), limits.max_message_chars
+    )
+    chain = message_chain(gate, app.ledger, app.commands, app.bus, app.files.intake)
+    presses = Presses(app.commands, app.tokens, app.bus, app.ledger)
+    return Orchestrator(app.bus, app.ledger, chain, presses, tasks=app.tasks)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -8,6 +8,7 @@ from functools import partial
 from bot.channels.registry import ChannelRegistry
 from bot.kernel import Kernel
 from bot.llm import switch_provider
+from core.commands.registry import CommandHandler
 from core.llm.key_check import KeyCheck, check_key
 from core.llm.providers import keyed_providers
 from core.llm.router import Router
@@ -35,9 +36,11 @@ async def wire_onboarding(
     router: Router,
     memory: Memory | None,
     channels: ChannelRegistry,
+    greeting: CommandHandler,
 ) -> Onboarding:
-    """The onboarding conversation, registered on the kernel's commands (/start, the
-    plain messages while it runs, its buttons); its channels step shows `channels`."""
+    """The onboarding conversation, its router included in the kernel's commands (/start,
+    which answers with `greeting` once the owner is set up; the plain messages while it
+    runs; its buttons); its channels step shows `channels`."""
     conf = app.settings.scheduler
     seams = Seams(
         keyed=lambda: keyed_providers(app.settings.llm),
@@ -51,7 +54,7 @@ async def wire_onboarding(
     )
     onboarding = Onboarding(store, seams, app.bus, app.tokens, app.ledger)
     await onboarding.setup()
-    onboarding.register(app.commands)
+    app.commands.include(onboarding.router(greeting))
     app.status_fields["Onboarding"] = onboarding.label
     if router.budget is not None:  # budget days follow the timezone chosen here
         router.budget.prefer_zone(lambda: onboarding.progress.timezone)

@@ -12,7 +12,7 @@ from core.agent.offline import local_answer
 from core.agent.quest import AgentLimits, Quest
 from core.agent.trail import Trail
 from core.bus import Bus
-from core.commands.registry import CommandRegistry, FreeTextHandler, PressContext
+from core.commands.registry import FreeTextHandler, PressContext, Router
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind, Inbound
 from core.governance.approval_cards import clock_text
@@ -58,11 +58,12 @@ class BudgetHold:
         self._ledger = ledger
         self._limits = limits
 
-    def register(self, commands: CommandRegistry) -> None:
-        """Take free text before the agent; add the card's two buttons."""
-        commands.free_text(self.handle)
-        commands.action(ALLOW, self.on_allow)
-        commands.action(STAY_LOCAL, self.on_stay_local)
+    def register(self, router: Router) -> None:
+        """Answer free text on the agent's `router`, before the agent; add the card's two
+        buttons."""
+        router.answer_free_text(self.handle)
+        router.action(ALLOW, self.on_allow)
+        router.action(STAY_LOCAL, self.on_stay_local)
 
     async def handle(self, event: Inbound, text: str, receipt_id: str) -> Card:
         """The agent's answer, or (a budget used up) the card that asks first."""

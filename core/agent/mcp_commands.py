@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.agent.mcp_tools import McpToolFollower
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.mcp import McpServers, ServerState
 from core.mcp.choices import McpChoices
@@ -43,9 +43,11 @@ class McpCommands:
 
     def register(self) -> None:
         """Add /mcp and its buttons."""
+        router = Router("mcp")
         summary = "the MCP servers and their tools, each with an on/off switch"
-        self.registry.command("mcp", summary, self.command, usage="[server]")
-        self.registry.action(SWITCH, self.pressed)
+        router.command("mcp", summary, self.command, usage="[server]")
+        router.action(SWITCH, self.pressed)
+        self.registry.include(router)
 
     async def command(self, ctx: CommandContext) -> Card:
         """/mcp lists the servers; /mcp <server> that server's tools."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from core.bus import Bus
 from core.clock import WallClock
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.digest.card import digest_card, failures_card
 from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind
@@ -44,9 +44,11 @@ class DigestService:
 
     def register(self, registry: CommandRegistry) -> None:
         """/digest and the card's buttons."""
-        registry.command("digest", "a digest of what happened since the last one", self.command)
-        registry.action("digest.failures", self._show_failures)
-        registry.action("digest.approvals", self._show_approvals)
+        router = Router("digest")
+        router.command("digest", "a digest of what happened since the last one", self.command)
+        router.action("digest.failures", self._show_failures)
+        router.action("digest.approvals", self._show_approvals)
+        registry.include(router)
 
     async def scheduled(self, ctx: JobContext) -> str:
         """The daily_digest job: one digest per scheduled time, whatever restarts happen."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import LancelotError
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
@@ -56,8 +56,10 @@ class UndoDesk:
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /undo and the Undo button's action."""
-        registry.command("undo", "take back a recent change to your files", self.listing)
-        registry.action(UNDO, self.on_press)
+        router = Router("undo")
+        router.command("undo", "take back a recent change to your files", self.listing)
+        router.action(UNDO, self.on_press)
+        registry.include(router)
 
     async def button(self, change_id: str, card_id: str) -> Button | None:
         """An Undo button for a change still in its window (None once it is not)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from core.bus import Bus
 from core.clock import WallClock, iso
-from core.commands.registry import CommandRegistry, PressContext
+from core.commands.registry import CommandRegistry, PressContext, Router
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind
 from core.health.alert_state import AlertStateStore, SavedAlerts, SavedSpell
@@ -65,9 +65,11 @@ class HealthAlerts:
 
     def register(self, registry: CommandRegistry) -> None:
         """The alert card's buttons."""
-        registry.action("health.details", self._details)
-        registry.action("health.ack", self._acknowledge)
-        registry.action("health.mute", self._mute)
+        router = Router("health alerts")
+        router.action("health.details", self._details)
+        router.action("health.ack", self._acknowledge)
+        router.action("health.mute", self._mute)
+        registry.include(router)
 
     async def restore(self) -> None:
         """Pick up where the last run left off: a spell still open is not announced again

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.clock import iso
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.events import Card, CardKind
 from core.health.snapshot import HealthMonitor
 
@@ -35,4 +35,6 @@ def register_health_command(registry: CommandRegistry, health: HealthMonitor) ->
             title = "Health: ready, degraded" if snapshot.degraded else "Health: ready"
         return Card(kind=CardKind.REPLY, title=title, body=body, fields=fields)
 
-    registry.command("health", "readiness, scheduler and what is degraded", show)
+    router = Router("health")
+    router.command("health", "readiness, scheduler and what is degraded", show)
+    registry.include(router)

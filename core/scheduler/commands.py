@@ -11,7 +11,7 @@ from typing import Any
 
 from core.bus import Bus
 from core.clock import iso
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
@@ -40,16 +40,18 @@ class JobCommands:
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /jobs, its buttons, and the approval buttons of gated jobs."""
-        registry.command(
+        router = Router("jobs")
+        router.command(
             "jobs", "scheduled jobs: next run, last outcome, run/pause/resume", self.jobs
         )
-        registry.action("jobs.run", self._run)
-        registry.action("jobs.pause", self._pause)
-        registry.action("jobs.resume", self._resume)
-        registry.action("jobs.delete", self._delete)
-        registry.action("jobs.approve", self._approve)
-        registry.action("jobs.deny", self._deny)
+        router.action("jobs.run", self._run)
+        router.action("jobs.pause", self._pause)
+        router.action("jobs.resume", self._resume)
+        router.action("jobs.delete", self._delete)
+        router.action("jobs.approve", self._approve)
+        router.action("jobs.deny", self._deny)
         self.scheduler.ask_approval = self.ask_approval
+        registry.include(router)
 
     async def jobs(self, ctx: CommandContext) -> Card:
         """The jobs card; `/jobs new <schedule> <what>` proposes a job instead."""
