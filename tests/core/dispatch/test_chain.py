@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import Lancelot
 from core.bus import Bus
 from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.dispatch.chain import Chain, Turn
@@ -26,6 +27,8 @@ from core.receipts.ledger import SqliteLedger
 from core.security.gate import InputGate
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
+
+MAP = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
 
 
 def message(text: str) -> Turn:
@@ -184,3 +187,16 @@ async def test_a_link_may_end_a_turn_silently() -> None:
 
     turn, card = await Chain([Silent(), Never()]).run(message("hi"))
     assert (turn.text, card) == ("hi", None)
+
+
+async def test_the_map_tells_the_apps_chain_in_its_order(app: Lancelot) -> None:
+    """docs/architecture.md's path of a message names the links of the chain that bot/app.py
+    builds, in the same order."""
+    chain = message_chain(gate(), app.ledger, app.commands, app.bus, app.files.intake)
+    text = MAP.read_text(encoding="utf-8")
+    step = text[text.index("2. `core/bus.py` queues it") :]
+    step = step[: step.index("\n3. ")]
+    places = [step.find(f"the {name}") for name in chain.names]
+    assert chain.names[2] == "attachments"  # the app's chain takes files
+    assert -1 not in places, dict(zip(chain.names, places, strict=True))
+    assert places == sorted(places)
