@@ -62,13 +62,13 @@ def verify_ledger(
     checkpoints = found.checkpoints if found is not None else ()
     position = against if isinstance(against, Fingerprint) else None
     try:
-        spans = _walk_file(path, checkpoints, position, processes)
+        spans = walk_file(path, checkpoints, position, processes)
     except sqlite3.Error as exc:
         reason = f"cannot read the ledger: {exc}"
         return VerifyReport(False, 0, None, reason, str(path), readable=False)
-    walk = _merge(spans)
+    walk = merge(spans)
     if walk.reason is None:
-        _check_ends(walk, checkpoints, position)
+        check_ends(walk, checkpoints, position)
     if walk.reason is None and evidence is not None and found is not None:
         walk.reason = evidence.problem(found, walk.head[0])
     if walk.reason is None and evidence is not None and found is not None:
@@ -102,24 +102,30 @@ def _check_key(verifier: CheckpointVerifier | None, against: KeyFingerprint) -> 
     )
 
 
-def _walk_file(
+def walk_file(
     path: Path,
     checkpoints: Iterable[Checkpoint],
     against: Fingerprint | None,
     processes: int | None,
+    *,
+    low: int | None = None,
 ) -> list[Span]:
-    """Walk the whole ledger, in spans; raises sqlite3.Error for a file it cannot read."""
+    """Walk the ledger from receipt `low` (default: the whole ledger), in spans; raises
+    sqlite3.Error for a file it cannot read."""
     uri = path.resolve().as_uri()
     db = connect(uri)
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         check_version(str(path), SCHEMA, int(version))
-        low, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
+        first, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
     finally:
         db.close()
     if high is None:
         return []
-    low = min(int(low), 1)  # a seq below 1 is itself a problem the walk must see
+    if low is None:
+        low = min(int(first), 1)  # a seq below 1 is itself a problem the walk must see
+    if low > high:
+        return []
     count = max(1, processes or os.cpu_count() or 1)
     if high - low < PARALLEL_FROM:
         count = 1
@@ -153,9 +159,15 @@ def _marks_within(
     return marks
 
 
-def _merge(spans: Sequence[Span]) -> _Walk:
-    """The spans in order, up to the first that stopped at a problem."""
-    walk = _Walk()
+def merge(
+    spans: Sequence[Span],
+    *,
+    start: tuple[int, str] = (0, GENESIS_HASH),
+    matched: Checkpoint | None = None,
+) -> _Walk:
+    """The spans in order, up to the first that stopped at a problem; `start` and `matched`:
+    the receipt and the checkpoint before the first span (an incremental verify's)."""
+    walk = _Walk(head=start, last_matched=matched)
     for span in spans:
         walk.checked += span.checked
         walk.matched += span.matched
@@ -182,9 +194,7 @@ def _rewritten(broken: Checkpoint, matched_before: Checkpoint | None) -> str:
     )
 
 
-def _check_ends(
-    walk: _Walk, checkpoints: Iterable[Checkpoint], against: Fingerprint | None
-) -> None:
+def check_ends(walk: _Walk, checkpoints: Iterable[Checkpoint], against: Fingerprint | None) -> None:
     """A ledger that ends before a checkpoint (or the fingerprint) was cut."""
     last = walk.head[0]
     beyond = [c for c in checkpoints if c.seq > last]
