@@ -14,7 +14,7 @@ from core.security.viewer_access import ViewerAccess
 
 SESSION_COOKIE = "lancelot_session"
 MAX_FIELD_CHARS = 200
-ASK_AGAIN = "Ask for a new link with /receipts in chat."
+ASK_AGAIN = "Ask for a new link with /receipts in chat, or run `lancelot link` where Lancelot runs."
 
 
 def receipt_url(receipt_id: str) -> str:
