@@ -83,6 +83,7 @@ async def test_link_prints_a_one_time_link_that_opens_the_receipts(
             assert "command" in await signed_in.text()
     async with aiohttp.ClientSession() as stranger, stranger.get(url) as again:
         assert again.status in (401, 403, 410)  # a link works once
+        assert "run `lancelot link` where Lancelot runs" in await again.text()
     mode = stat.S_IMODE(os.stat(home / SOCKET_FILE).st_mode)
     assert mode == 0o600
 
