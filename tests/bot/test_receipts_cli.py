@@ -275,6 +275,7 @@ async def test_incremental_verify_starts_from_the_last_verified_checkpoint(tmp_p
     assert first.stdout.splitlines()[0] == (
         "incremental: no earlier verify to start from; verified in full"
     )
+    assert (home / "verified.json").is_file()  # the name docs/security.md gives
     last = checkpoints_in(lines)[-1]
     again = lancelot("receipts", "verify", "--incremental", "--json", env=env)
     assert again.returncode == 0, again.stdout + again.stderr
