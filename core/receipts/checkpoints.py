@@ -152,9 +152,9 @@ class CheckpointLog:
 
 
 def _anchor(complete: list[bytes], checkpoint: Checkpoint) -> Line | None:
-    """The line holding exactly `checkpoint` (the last one found, if repeated), or None."""
-    for number in range(len(complete), 0, -1):
-        line = complete[number - 1]
+    """The first line holding exactly `checkpoint`, or None. The first: a copy of it put at
+    the end must not let the lines between go unchecked."""
+    for number, line in enumerate(complete, start=1):
         if line.strip() and parse(line) == checkpoint:
             return number, checkpoint
     return None

@@ -4,9 +4,12 @@ and every tampering there (or with the checkpoint it starts from) still fails, n
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 from core.receipts.base import Checkpoint
 from core.receipts.checkpoints import CHECKPOINTS_FILE
@@ -82,7 +85,7 @@ async def verified_once(home: Path) -> Checkpoint:
     assert first.report.ok, first.report.reason
     assert first.since is None  # no mark yet: a full verify
     assert first.report.checked == 9
-    mark = read_mark(home / MARK_FILE)
+    mark = read_mark(home / "verified.json")  # the name docs/security.md gives
     assert mark is not None
     assert (mark.number, mark.seq) == (3, 9)
     await grow(home, 16)
@@ -94,6 +97,10 @@ async def test_it_reads_only_what_came_after_the_mark_and_moves_the_mark(tmp_pat
     found = since(tmp_path)
     assert found.report.ok, found.report.reason
     assert found.since == mark
+    assert found.report.file == str(tmp_path / "ledger.db")
+    verifier = Evidence.of_home(tmp_path, 1000).keys.verifier
+    assert verifier is not None
+    assert found.report.key == verifier.fingerprint
     assert found.report.checked == 7  # receipts 10..16, not 1..9
     assert found.report.checkpoints == 3  # at 12, 15, and 16 (signed at the ledger's close)
     assert found.report.head is not None
@@ -137,6 +144,8 @@ async def test_the_checkpoint_it_starts_from_must_still_hold(tmp_path: Path) -> 
         f"rewritten: receipt #9 is 9:{'0' * 16}, not what checkpoint {mark.fingerprint}"
         f" (signed {mark.time}, verified before) vouches for"
     )
+    report = since(tmp_path).report
+    assert (report.checked, report.first_bad_seq) == (0, 9)
 
 
 async def test_a_ledger_cut_below_the_mark_or_below_a_later_checkpoint_fails(
@@ -156,6 +165,7 @@ async def test_the_marked_checkpoint_removed_from_the_file_fails(tmp_path: Path)
     assert failure(tmp_path) == (
         f"checkpoints.jsonl: checkpoint {mark.fingerprint}, verified before, is gone"
     )
+    assert since(tmp_path).report.checked == 0
     (tmp_path / CHECKPOINTS_FILE).unlink()
     assert failure(tmp_path).endswith("verified before, is gone")
 
@@ -167,6 +177,14 @@ async def test_checkpoints_after_the_mark_are_checked_like_a_full_verify(tmp_pat
     assert failure(tmp_path) == (
         "checkpoints.jsonl line 4: checkpoint #5 follows #3: checkpoint #4 missing before it"
         " (removed)"
+    )
+    rewrite(tmp_path, [*lines[:4], lines[2], lines[4]])  # #3 (the mark itself) repeated
+    assert failure(tmp_path) == (
+        "checkpoints.jsonl line 5: checkpoint #3 is repeated (line 3 holds it already)"
+    )
+    rewrite(tmp_path, [*lines, lines[2]])  # a copy of the mark's line at the end
+    assert failure(tmp_path) == (
+        "checkpoints.jsonl line 7: checkpoint #3 is repeated (line 3 holds it already)"
     )
     rewrite(tmp_path, [*lines[:4], lines[1], lines[4]])  # #2 (under the mark) repeated
     assert failure(tmp_path) == (
@@ -209,10 +227,15 @@ async def test_a_chain_begun_again_after_the_mark_fails(tmp_path: Path) -> None:
     )
 
 
-async def test_a_mark_that_cannot_be_read_means_a_full_verify(tmp_path: Path) -> None:
+async def test_a_mark_that_cannot_be_read_means_a_full_verify(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     await verified_once(tmp_path)
     (tmp_path / MARK_FILE).write_text("{not json")
-    found = since(tmp_path)
+    with caplog.at_level(logging.WARNING, "core.receipts.incremental"):
+        found = since(tmp_path)
+    assert f"{tmp_path / MARK_FILE} cannot be read" in caplog.text
+    assert "verifying in full" in caplog.text
     assert found.report.ok
     assert found.since is None
     assert found.report.checked == 16
@@ -229,3 +252,27 @@ async def test_a_forged_mark_past_the_real_checkpoints_fails(tmp_path: Path) -> 
     signed_fake = json.loads(line_of(fake, key))
     (tmp_path / MARK_FILE).write_text(json.dumps(signed_fake))
     assert failure(tmp_path).endswith("verified before, is gone")
+
+
+async def test_nothing_new_after_the_mark_is_no_missing_checkpoint(tmp_path: Path) -> None:
+    """With no checkpoint after the mark, the checkpoints are not "missing": the mark's own
+    checkpoint vouches for the ledger up to its head (here past a 5-receipt interval)."""
+    await verified_once(tmp_path)
+    assert since(tmp_path).report.ok
+    found = verify_since_mark(tmp_path / "ledger.db", Evidence.of_home(tmp_path, 5))
+    assert found.report.ok, found.report.reason
+    assert found.report.checked == 0
+
+
+async def test_an_unreadable_ledger_is_one_line(tmp_path: Path) -> None:
+    await verified_once(tmp_path)
+    assert since(tmp_path).report.ok
+    (tmp_path / "ledger.db").write_bytes(b"not a database at all" * 100)
+    for name in ("ledger.db-wal", "ledger.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    report = since(tmp_path).report
+    assert not report.ok
+    assert not report.readable
+    assert report.reason is not None
+    assert report.reason.startswith("cannot read the ledger: ")
+    assert report.checked == 0
