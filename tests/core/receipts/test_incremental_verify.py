@@ -234,8 +234,9 @@ async def test_a_mark_that_cannot_be_read_means_a_full_verify(
     (tmp_path / MARK_FILE).write_text("{not json")
     with caplog.at_level(logging.WARNING, "core.receipts.incremental"):
         found = since(tmp_path)
-    assert f"{tmp_path / MARK_FILE} cannot be read" in caplog.text
-    assert "verifying in full" in caplog.text
+    (said,) = caplog.messages
+    assert said.startswith(f"{tmp_path / MARK_FILE} cannot be read (")
+    assert said.endswith("); verifying in full")
     assert found.report.ok
     assert found.since is None
     assert found.report.checked == 16
@@ -276,3 +277,17 @@ async def test_an_unreadable_ledger_is_one_line(tmp_path: Path) -> None:
     assert report.reason is not None
     assert report.reason.startswith("cannot read the ledger: ")
     assert report.checked == 0
+
+
+async def test_a_ledger_never_signed_is_verified_in_full_and_leaves_no_mark(
+    tmp_path: Path,
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        for seq in range(1, 6):
+            await ledger.append_durable(Receipt("command", f"step{seq}"))
+    for _ in range(2):
+        found = since(tmp_path)
+        assert found.report.ok, found.report.reason
+        assert found.since is None
+        assert found.report.checked == 5
+    assert not (tmp_path / MARK_FILE).exists()  # nothing vouches for a place to start
