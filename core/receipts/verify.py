@@ -10,11 +10,9 @@ checkpoints removed while their key stays; a fingerprint from elsewhere that dif
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,6 +132,9 @@ def walk_file(
     spot = against.seq if against is not None else None
     if len(bounds) == 1:
         return [walk_span(uri, *bounds[0], marks[0], spot)]
+    import multiprocessing  # here: a long ledger's verify is the only user of processes
+    from concurrent.futures import ProcessPoolExecutor
+
     spawn = multiprocessing.get_context("spawn")  # never fork a process with threads
     with ProcessPoolExecutor(len(bounds), mp_context=spawn) as pool:
         futures = [
