@@ -12,6 +12,7 @@ from bot.kernel import Kernel
 from core.agent.mcp_commands import McpCommands
 from core.agent.mcp_runner import McpRunner
 from core.agent.mcp_tools import McpToolFollower
+from core.agent.tool_search import FIND, ToolFinder, find_tools_definition
 from core.config import Settings
 from core.mcp import McpLimits, McpServers, config_path, load_config
 from core.mcp.choices import CHOICES_FILE, McpChoices
@@ -48,9 +49,12 @@ async def wire_mcp(kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None
     )
     follower = McpToolFollower(kernel.tools, choices)
     servers.on_change(follower.follow)
+    kernel.tools.add(find_tools_definition(kernel.tools))  # offered once tools are many
     if kit is not None:
         runner = McpRunner(servers, kit.capabilities, choices, kernel.ledger, redactor)
         kit.tools.register_prefix(runner, PREFIX)
+        finder = ToolFinder(kernel.tools, kernel.settings, kit.capabilities)
+        kit.tools.register(finder, [FIND], local=True)
 
     def tier(server: str, tool: str) -> Tier:
         chosen = soul_tier(kit.keeper().risk_rules.mcp, server, tool) if kit else None
