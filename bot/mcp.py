@@ -5,6 +5,7 @@ from /mcp."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from functools import partial
 
 from bot.governance import GovernanceKit
@@ -15,9 +16,8 @@ from core.agent.mcp_tools import McpToolFollower
 from core.agent.tool_search import FIND, ToolFinder, find_tools_definition
 from core.config import Settings
 from core.mcp import McpLimits, McpServers, config_path, load_config
-from core.mcp.choices import CHOICES_FILE, McpChoices
-from core.mcp.model import ToolHints
-from core.mcp.naming import PREFIX, annotated_tier, soul_tier
+from core.mcp.choices import McpChoices
+from core.mcp.naming import PREFIX
 from core.receipts.redaction import Redactor
 from core.runtime.backoff import BackoffConfig
 from soul.schema import Tier
@@ -36,14 +36,16 @@ def mcp_limits(settings: Settings) -> McpLimits:
     )
 
 
-async def wire_mcp(kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None) -> McpServers:
+async def wire_mcp(
+    kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None, choices: McpChoices
+) -> McpServers:
     """Each declared server connecting in the background (the app is ready without them);
     a bad mcp.json or entry is one warning line, and the rest start. Without governance
-    (FEATURE_SOUL off) the servers run but their tools are offered to no model."""
+    (FEATURE_SOUL off) the servers run but their tools are offered to no model. `choices`:
+    the owner's from /mcp, which governance reads too."""
     config = load_config(config_path(kernel.settings))
     for problem in config.problems:
         log.warning("MCP servers: %s", problem)
-    choices = McpChoices(kernel.home / CHOICES_FILE)
     servers = McpServers(
         config, redactor, kernel.tasks, mcp_limits(kernel.settings), choices.switched_off()
     )
@@ -56,14 +58,11 @@ async def wire_mcp(kernel: Kernel, redactor: Redactor, kit: GovernanceKit | None
         finder = ToolFinder(kernel.tools, kernel.settings, kit.capabilities)
         kit.tools.register(finder, [FIND], local=True)
 
-    def tier(server: str, tool: str) -> Tier:
-        chosen = soul_tier(kit.keeper().risk_rules.mcp, server, tool) if kit else None
-        state = servers.state(server)
-        info = state.tool(tool) if state is not None else None
-        return chosen or annotated_tier(info.hints if info is not None else ToolHints())
+    def soul_rules() -> Mapping[str, Mapping[str, Tier]]:
+        return kit.keeper().risk_rules.mcp if kit is not None else {}
 
     McpCommands(
-        kernel.commands, servers, choices, follower, kernel.tokens, kernel.ledger, tier
+        kernel.commands, servers, choices, follower, kernel.tokens, kernel.ledger, soul_rules
     ).register()
     for state in servers.states():  # a server down degrades Lancelot, never unreadies it
         kernel.health.register(
