@@ -43,6 +43,7 @@ from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.mcp import McpServers, config_path, load_config
+from core.mcp.choices import CHOICES_FILE, McpChoices
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
@@ -281,7 +282,10 @@ async def _wire(
     router = await wire_models(kernel, redactor_for(settings, channels), chosen)
     memory = await wire_memory(kernel, redactor_for(settings, channels))
     onboarding = await wire_onboarding(kernel, saved, router, memory, channels)
-    governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
+    mcp_choices = McpChoices(kernel.home / CHOICES_FILE)  # the owner's, from /mcp
+    governance = None
+    if kernel.features.enabled("SOUL"):
+        governance = await wire_governance(kernel, memory, mcp_choices.chosen_tier)
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
         skill_runner = await wire_skills(kernel, governance)
@@ -291,7 +295,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
-    mcp = await wire_mcp(kernel, redactor_for(settings), governance)
+    mcp = await wire_mcp(kernel, redactor_for(settings), governance, mcp_choices)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

@@ -54,6 +54,7 @@ class Quest:
     # the approvals it asked for the first time instead of asking again. None: no inbox.
     update: str | None = None
     steps: int = 0  # governed steps taken so far
+    found: set[str] = field(default_factory=set)  # tools find_tools found, offered from now on
 
     def step_key(self) -> str | None:
         """The key of the next governed step (None without an update to key it by)."""

@@ -439,6 +439,9 @@ class McpSettings(Section):
     """The first wait before a server that died is started again (it doubles)."""
     restart_max_seconds: float = Field(default=300.0, gt=0)
     """The longest wait between two restarts."""
+    offer_all_up_to: int = Field(default=20, ge=0)
+    """With at most this many MCP tools on, the model is offered them all; with more, it is
+    offered `find_tools` and sees a tool once a search found it (prompts stay small)."""
 
 
 class Settings(Section):
