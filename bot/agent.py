@@ -57,7 +57,9 @@ def wire_agent(
         checks=FlowChecks(rules=_flow_rules(kit)),
     )
     if budget is not None and budget.caps.capped:
-        hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
+        hold = BudgetHold(
+            budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits, app.owner
+        )
         hold.register(app.commands)
     else:
         app.commands.free_text(agent.handle)
