@@ -421,6 +421,9 @@ class FilesSettings(Section):
     """The largest file taken from the phone."""
     max_out_mb: float = Field(default=50.0, gt=0)
     """The largest file sent to it."""
+    max_image_mb: float = Field(default=5.0, gt=0, le=20)
+    """The largest picture shown to the model (a photo, or an image sent as a file); a larger
+    one is refused with a note, not sent. 5 MB is Anthropic's cap per image."""
     transcribe_model: str | None = None
     """OpenAI's transcription model; default `whisper-1`."""
 
