@@ -14,6 +14,7 @@ from core.bus import Bus
 from core.commands.registry import PressContext
 from core.errors import PermanentError
 from core.events import Button, Card, CardKind
+from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.security.tokens import ActionTokens
@@ -74,8 +75,10 @@ class SkillProposals:
         bus: Bus,
         ledger: ReceiptStore,
         staging: Path,
+        owner: OwnerView,
     ) -> None:
         self._db = db
+        self._owner = owner  # who decided, by the name the owner gave
         self._registry = registry
         self._tokens = tokens
         self._bus = bus
@@ -234,7 +237,7 @@ class SkillProposals:
         return Card(
             CardKind.APPROVAL,
             f"{title}: skill {name}",
-            f"{note}\nDecided by {ctx.event.sender_id} via {ctx.event.channel}.",
+            f"{note}\nDecided by {self._owner.who(ctx.event.sender_id)} via {ctx.event.channel}.",
             correlation_id=ctx.card_id,
         )
 
