@@ -46,13 +46,13 @@ from core.mcp import McpServers, config_path, load_config
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
-from core.owner import OwnerView
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.receipts.redaction import Redactor
 from core.runtime.tasks import Supervisor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
+from core.security.owner_view import OwnerView
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens

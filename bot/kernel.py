@@ -22,9 +22,9 @@ from core.delivery.outbox import Outbox
 from core.delivery.writer import StateWriter
 from core.features import FeatureFlags
 from core.health.snapshot import HealthMonitor
-from core.owner import OwnerView
 from core.receipts.ledger import SqliteLedger
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.tools.tool_registry import ToolRegistry

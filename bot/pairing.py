@@ -24,10 +24,10 @@ from typing import Protocol, TextIO
 
 from core.config import Settings
 from core.events import Card, CardKind
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.owners import OwnerStore, PairedOwner
 from core.security.pairing import Attempt, Pairing, PairingLimits, Verdict, shown
 from core.security.refusals import RefusalLog

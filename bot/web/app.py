@@ -13,8 +13,8 @@ from aiohttp.typedefs import Handler
 
 from bot.web.receipts import ReceiptViews
 from core.health.snapshot import HealthMonitor
-from core.owner import OwnerView
 from core.receipts import ReceiptStore
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 SAFE_METHODS = frozenset({"GET", "HEAD"})

@@ -18,7 +18,7 @@ from bot.web.pages import PageKit, text_field
 from core.clock import spoken_time
 from core.memory import Memory
 from core.memory.model import Commit, Item, QuarantinedEdit, Turn
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 SHOWN = 20  # commits, held edits and matches listed

@@ -17,8 +17,8 @@ from bot.web.pages import SESSION_COOKIE, PageKit, text_field
 from bot.web.stories import decided_by, local_time, story_view
 from core.clock import machine_zone
 from core.errors import InvalidToken
-from core.owner import OwnerView
 from core.receipts import ReceiptQuery, ReceiptStatus, ReceiptStore
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 log = logging.getLogger(__name__)

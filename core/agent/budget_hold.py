@@ -17,9 +17,9 @@ from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind, Inbound
 from core.llm.budget import Budget, BudgetStatus, dollars
 from core.llm.types import ModelRouter
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 ALLOW = "budget.allow"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.digest.collect import DigestData
 from core.events import Button, Card, CardKind
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 
 MAX_LINES = 5
 

@@ -14,11 +14,11 @@ from core.digest.card import digest_card, failures_card
 from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind
 from core.governance.approvals import ApprovalState, ApprovalStore
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.scheduler.job import JobContext
 from core.scheduler.store import SchedulerStore
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 

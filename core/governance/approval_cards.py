@@ -6,7 +6,7 @@ from core.events import Button, Card, CardKind
 from core.governance.approvals import Approval, ApprovalState
 from core.governance.flow import ASK_MARK
 from core.mcp.naming import plain_call, split_capability
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 
 # What each kind of action does, in the owner's words (the capability id stays in receipts).
 _DOES = {

@@ -11,7 +11,7 @@ from core.events import Button, Card
 from core.governance.approval_cards import outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.effect_followups import EffectFollowUps
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 DECIDE = "approval.decide"

@@ -27,13 +27,13 @@ from core.governance.effect_followups import EffectFollowUps
 from core.governance.execution import Executor, RunReport
 from core.governance.policy import Decision
 from core.governance.settlement import Settlement, SettlementWaiters
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
 from core.runtime import stopping
 from core.runtime.stopping import StopRequest, StopSwitch
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.tools.action import ToolAction
 

@@ -11,10 +11,10 @@ from typing import Protocol
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.errors import LancelotError
 from core.events import Button, Card, CardKind
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.tools.effects.errors import UndoRefused
 from core.tools.effects.records import Change

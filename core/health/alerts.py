@@ -17,9 +17,9 @@ from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind
 from core.health.alert_state import AlertStateStore, SavedAlerts, SavedSpell
 from core.health.snapshot import HealthSnapshot
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 log = logging.getLogger(__name__)

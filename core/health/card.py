@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.commands.registry import CommandContext, CommandRegistry
 from core.events import Card, CardKind
 from core.health.snapshot import HealthMonitor
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 
 
 def register_health_command(

@@ -12,7 +12,6 @@ from typing import Any
 from core.bus import Bus
 from core.commands.registry import CommandContext, CommandRegistry, PressContext
 from core.events import Button, Card, CardKind
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.scheduler.chat_jobs import ChatJobs
@@ -20,6 +19,7 @@ from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
 from core.scheduler.job import JobContext
 from core.scheduler.proposals import JobProposals
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 RUN_WAIT = 10.0  # seconds a Run now press waits to show the outcome on the card

@@ -14,9 +14,9 @@ from core.bus import Bus
 from core.commands.registry import PressContext
 from core.errors import PermanentError
 from core.events import Button, Card, CardKind
-from core.owner import OwnerView
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.skills.manifest import SkillManifest, load_manifest
 from core.skills.package import (

@@ -19,8 +19,8 @@ from bot.pairing import OwnerBook
 from core.config import load_settings
 from core.events import Card, CardKind
 from core.governance.approvals import ApprovalState
-from core.owner import OwnerView
 from core.receipts.base import ReceiptQuery
+from core.security.owner_view import OwnerView
 from tests.fakes.calendar import CalendarClock, utc
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap

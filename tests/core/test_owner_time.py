@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.clock import machine_zone, parse_iso, spoken_time, time_left
-from core.owner import OwnerView
+from core.security.owner_view import OwnerView
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 # 2026-11-28 10:00 in Tokyo is 01:00 UTC: the UTC date and hour differ from Tokyo's.
