@@ -24,7 +24,7 @@ from bot.memory import wire_memory
 from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
-from bot.web.app import build_web_app, owner_zone
+from bot.web.app import build_web_app
 from bot.web.memory import MemoryPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
@@ -53,6 +53,7 @@ from core.receipts.redaction import Redactor
 from core.runtime.tasks import Supervisor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
+from core.security.owner_view import OwnerView
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
@@ -215,7 +216,8 @@ async def _start_kernel(
     health.register("ledger", lambda: _ledger_check(ledger))
     health.register("tasks", tasks.health)
     web_port = None
-    memory_page = MemoryPage(viewer, owner_zone(settings.scheduler.timezone))
+    owner = OwnerView(settings.owner_timezone)
+    memory_page = MemoryPage(viewer, owner)
     if web:
         web_app = build_web_app(
             ledger=ledger,
@@ -224,7 +226,7 @@ async def _start_kernel(
             page_size=settings.web.page_size,
             routes=[*memory_page.routes(), *routes],
             secure_cookies=settings.public_url.startswith("https://"),
-            timezone=settings.scheduler.timezone,
+            owner=owner,
         )
         server = WebServer(web_app, settings.web.host, settings.web.port)
         await stack.enter_async_context(server)
@@ -252,6 +254,7 @@ async def _start_kernel(
         status_buttons=[],
         receipt_links=web_port is not None,
         tools=tools,
+        owner=owner,
     )
 
 

@@ -109,7 +109,7 @@ async def wire_governance(
     shell = await add_shell_providers(app, router, workspace, capabilities, effects)
     if memory is not None:  # remember/recall/forget are governed tools like the rest
         router.register(MemoryTools(memory, capabilities), CAPABILITIES, local=True)
-    undo = UndoDesk(shell.effects, app.tokens, app.ledger)
+    undo = UndoDesk(shell.effects, app.tokens, app.ledger, app.owner)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)
     await report_interrupted(app.ledger)  # intents a stop left without an outcome
@@ -123,6 +123,7 @@ async def wire_governance(
         executor,
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
+        owner=app.owner,
         tasks=app.tasks,
         effects=EffectFollowUps(shell.dry_runs, undo, app.tokens),
     )

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -57,7 +58,7 @@ def owner_book(
     onboarding begins in that chat (`out`: where pairing codes are printed, stdout;
     `limits`: the code's lifetime and the tries allowed)."""
     owners = OwnerBook(app.settings, app.home, out=out, limits=limits, channels=list(app.channels))
-    app.status_fields["Owner"] = owners.describe
+    app.status_fields["Owner"] = partial(owners.describe, app.owner)
     owners.on_new_owner.append(
         lambda new: app.onboarding.welcome(new.channel, new.chat_id, new.name)
     )
