@@ -117,6 +117,11 @@ class Agent:
             # by the owner. What it asks to change or remember waits for a tap.
             quest.flow = RequestFlow(event.text)  # what the owner typed: the caption alone
             quest.flow.heard_stranger("the voice note", text)
+        if images:
+            # A picture may show anyone's words (a screenshot of a page, a sign, a letter):
+            # what it says is a stranger's, whoever sent it. Nothing in it can be quoted as
+            # the owner's words, and what it asks to send, change or remember waits for a tap.
+            quest.flow.heard_stranger("the picture", "", quotable=False)
         if self._memory is not None:
             quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
