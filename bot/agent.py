@@ -15,12 +15,15 @@ from core.agent.quest import AgentLimits
 from core.agent.stops import RunningTasks
 from core.agent.tools import ToolTable
 from core.commands.registry import Router
+from core.files.pictures import Pictures
 from core.llm.budget import Budget
 from core.llm.types import ModelRouter
 from core.memory import Memory
 from core.tools.definition import ToolSetup
 from core.tools.workspace import Workspace
 from soul.schema import FlowRules
+
+MB = 1024 * 1024
 
 
 def wire_agent(
@@ -56,10 +59,13 @@ def wire_agent(
         memory=agent_memory(app, memory),
         running=running,
         checks=FlowChecks(rules=_flow_rules(kit)),
+        pictures=Pictures(workspace, int(app.settings.files.max_image_mb * MB)),
     )
     router = Router("agent")
     if budget is not None and budget.caps.capped:
-        hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
+        hold = BudgetHold(
+            budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits, app.owner
+        )
         hold.register(router)
     else:
         router.answer_free_text(agent.handle)

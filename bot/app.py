@@ -24,7 +24,7 @@ from bot.memory import wire_memory
 from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
-from bot.web.app import build_web_app, owner_zone
+from bot.web.app import build_web_app
 from bot.web.memory import MemoryPage
 from bot.web.server import WebServer
 from core.agent.agent import Agent
@@ -45,6 +45,7 @@ from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.mcp import McpServers, config_path, load_config
+from core.mcp.choices import CHOICES_FILE, McpChoices
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
@@ -54,6 +55,7 @@ from core.receipts.redaction import Redactor
 from core.runtime.tasks import Supervisor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
+from core.security.owner_view import OwnerView
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
@@ -204,7 +206,8 @@ async def _start_kernel(
     health.register("ledger", lambda: _ledger_check(ledger))
     health.register("tasks", tasks.health)
     web_port = None
-    memory_page = MemoryPage(viewer, owner_zone(settings.scheduler.timezone))
+    owner = OwnerView(settings.owner_timezone)
+    memory_page = MemoryPage(viewer, owner)
     if web:
         web_app = build_web_app(
             ledger=ledger,
@@ -213,7 +216,7 @@ async def _start_kernel(
             page_size=settings.web.page_size,
             routes=[*memory_page.routes(), *routes],
             secure_cookies=settings.public_url.startswith("https://"),
-            timezone=settings.scheduler.timezone,
+            owner=owner,
         )
         server = WebServer(web_app, settings.web.host, settings.web.port)
         await stack.enter_async_context(server)
@@ -241,6 +244,7 @@ async def _start_kernel(
         status_buttons=[],
         receipt_links=web_port is not None,
         tools=tools,
+        owner=owner,
     )
 
 
@@ -272,7 +276,10 @@ async def _wire(
     router = await wire_models(kernel, redactor_for(settings, channels), chosen)
     memory = await wire_memory(kernel, redactor_for(settings, channels))
     onboarding = await wire_onboarding(kernel, saved, router, memory, channels, basic.start)
-    governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
+    mcp_choices = McpChoices(kernel.home / CHOICES_FILE)  # the owner's, from /mcp
+    governance = None
+    if kernel.features.enabled("SOUL"):
+        governance = await wire_governance(kernel, memory, mcp_choices.chosen_tier)
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
         skill_runner = await wire_skills(kernel, governance)
@@ -282,7 +289,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
-    mcp = await wire_mcp(kernel, redactor_for(settings), governance)
+    mcp = await wire_mcp(kernel, redactor_for(settings), governance, mcp_choices)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,

@@ -16,7 +16,6 @@ from core.memory import Memory
 from core.memory.blocks import Block
 from core.memory.model import Provenance
 from core.onboarding import ChannelNote, Onboarding, OnboardingStore, Seams
-from core.scheduler.config import owner_timezone
 
 KEY_CHECK_SECONDS = 10.0
 NAME_LINE = "Call the owner "
@@ -41,14 +40,13 @@ async def wire_onboarding(
     """The onboarding conversation, its router included in the kernel's commands (/start,
     which answers with `greeting` once the owner is set up; the plain messages while it
     runs; its buttons); its channels step shows `channels`."""
-    conf = app.settings.scheduler
     seams = Seams(
         keyed=lambda: keyed_providers(app.settings.llm),
         check_key=partial(_check, app),
         use_provider=partial(switch_provider, app, router),
         provider=lambda: router.flagship_name,
         remember_name=partial(_remember_name, memory),
-        default_timezone=owner_timezone(conf.jobs_file, conf.timezone),
+        default_timezone=app.settings.owner_timezone,
         channels=partial(_channels, app, channels),
         has_local=router.has_local,
     )
@@ -56,6 +54,10 @@ async def wire_onboarding(
     await onboarding.setup()
     app.commands.include(onboarding.router(greeting))
     app.status_fields["Onboarding"] = onboarding.label
+    # Cards call the owner by the name given here, in the timezone chosen here.
+    app.owner.follow(
+        zone=lambda: onboarding.progress.timezone, name=lambda: onboarding.progress.name
+    )
     if router.budget is not None:  # budget days follow the timezone chosen here
         router.budget.prefer_zone(lambda: onboarding.progress.timezone)
     return onboarding

@@ -50,6 +50,8 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     # The real local model is proven in tests/core/llm; elsewhere it would only load (and be
     # assembled into every test's home) in the background.
     monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")
+    # The owner's default timezone is this machine's: the same on every machine in tests.
+    monkeypatch.setenv("TZ", "UTC")
 
 
 def _app_options(request: pytest.FixtureRequest) -> dict[str, Any]:

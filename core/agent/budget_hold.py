@@ -15,11 +15,11 @@ from core.bus import Bus
 from core.commands.registry import FreeTextHandler, PressContext, Router
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind, Inbound
-from core.governance.approval_cards import clock_text
 from core.llm.budget import Budget, BudgetStatus, dollars
 from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 ALLOW = "budget.allow"
@@ -49,8 +49,10 @@ class BudgetHold:
         bus: Bus,
         ledger: ReceiptStore,
         limits: AgentLimits,
+        owner: OwnerView,
     ) -> None:
         self._budget = budget
+        self._owner = owner  # the time of a choice, in the owner's zone
         self._answer = answer
         self._router = router
         self._tokens = tokens
@@ -98,10 +100,10 @@ class BudgetHold:
         """Raise today's allowance, then answer the held request with the paid model."""
         event, receipt_id = _held(ctx)
         status = await self._budget.allow(ctx.event.sender_id, ctx.receipt_id)
+        at = self._owner.when(time.time())
         note = (
-            f"You allowed {dollars(self._budget.caps.step)} more today at "
-            f"{clock_text(time.time())}; {dollars(status.allowance)} extra allowed today in all. "
-            "Answering your request."
+            f"You allowed {dollars(self._budget.caps.step)} more today at {at}; "
+            f"{dollars(status.allowance)} extra allowed today in all. Answering your request."
         )
         await self._bus.update(ctx.card_id, _decided_card(ctx, "More allowed today", note))
         await self._reply(event, await self._answer(event, event.text, receipt_id))
@@ -110,7 +112,8 @@ class BudgetHold:
     async def on_stay_local(self, ctx: PressContext) -> Card | None:
         """Answer the held request with the local model, or say that none can."""
         event, receipt_id = _held(ctx)
-        note = f"You chose to stay local at {clock_text(time.time())}: no paid model was called."
+        at = self._owner.when(time.time())
+        note = f"You chose to stay local at {at}: no paid model was called."
         await self._bus.update(ctx.card_id, _decided_card(ctx, "Staying local", note))
         trail = Trail(self._ledger, receipt_id)
         trail.root = trail.record(

@@ -18,6 +18,7 @@ from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.scheduler.job import JobContext
 from core.scheduler.store import SchedulerStore
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 
@@ -38,6 +39,7 @@ class DigestService:
     store: SchedulerStore
     tokens: ActionTokens
     wall: WallClock
+    owner: OwnerView  # the card's times in the owner's zone
     viewer: ViewerAccess | None = None
     public_url: str = ""
     _cards: OrderedDict[str, DigestData] = field(default_factory=OrderedDict)
@@ -66,7 +68,7 @@ class DigestService:
         a retry or a restart re-sends the same card at most once per chat."""
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
         data = await self._collect(since, until)
-        card = digest_card(data, card_id, await self._buttons(card_id, data))
+        card = digest_card(data, card_id, await self._buttons(card_id, data), self.owner)
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)
         await self.store.set_mark(MARK, max(until, since))
@@ -123,7 +125,7 @@ class DigestService:
         data = await self._data(ctx)
         if data is None:
             return None
-        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id, data))
+        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id, data), self.owner)
 
     async def _reply(self, ctx: PressContext, card: Card) -> None:
         await self.bus.send(ctx.event.channel, ctx.event.chat_id, card)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from core.mcp.naming import soul_tier, split_capability
+from core.mcp.naming import governing_tier, soul_tier, split_capability
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from soul import (
@@ -69,19 +69,25 @@ class PolicyEngine:
         capabilities: CapabilityTokens,
         crusader: Callable[[], bool] = lambda: False,
         tiers: Callable[[str], Tier | None] = lambda _: None,
+        chosen: Callable[[str], Tier | None] = lambda _: None,
     ) -> None:
         """`tiers` gives a capability's tier from its tool's definition (core/tools/
-        definition.py), for a capability the Soul has no rule for; the Soul's rules win."""
+        definition.py), for a capability the Soul has no rule for; the Soul's rules win.
+        `chosen` gives the tier the owner chose for an MCP tool from /mcp (core/mcp/
+        choices.py): over the definition's and the Soul's `risk_rules.mcp`, never below it."""
         self._soul = soul
         self._tiers = tiers
+        self._chosen = chosen
         self._capabilities = capabilities
         self._crusader = crusader
-        self._cache: OrderedDict[tuple[int, str, bool], Decision] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], Decision] = OrderedDict()
 
     def decide(self, action: ToolAction, *, autonomous: bool = False) -> Decision:
         """Decide about one exact action. Allowed decisions carry a fresh capability token."""
         soul = self._soul()
-        key = (soul.version, action.digest, autonomous)
+        # A tier the owner chose from /mcp, or a server's new annotations, decide anew.
+        chosen, defined = self._chosen(action.capability), self._tiers(action.capability)
+        key = (soul.version, action.digest, autonomous, chosen, defined)
         cached = self._cache.get(key)
         if cached is None:
             cached = self._evaluate(soul, action, autonomous)
@@ -194,16 +200,19 @@ class PolicyEngine:
 
     def _unruled(self, soul: Soul, capability: str) -> Tier | None:
         """The tier of a capability no rule of the Soul names: for an MCP server's tool, the
-        Soul's `risk_rules.mcp` entry if it has one; else the definition's (None: the Soul's
-        rules and its default tier decide)."""
+        Soul's `risk_rules.mcp` entry and the owner's choice over the definition's (core/mcp/
+        naming.py, governing_tier); else the definition's (None: the Soul's rules and its
+        default tier decide)."""
         if any(rule.capability == capability for rule in soul.risk_rules.rules):
             return None
+        defined = self._tiers(capability)
         server_tool = split_capability(capability)
-        if server_tool is not None:
-            chosen = soul_tier(soul.risk_rules.mcp, *server_tool)
-            if chosen is not None:
-                return chosen
-        return self._tiers(capability)
+        if server_tool is None:
+            return defined
+        ruled = soul_tier(soul.risk_rules.mcp, *server_tool)
+        if defined is None:  # no server offers the tool now: the Soul's entry, if any
+            return ruled
+        return governing_tier(ruled, self._chosen(capability), defined)
 
     def _ask_or_allow(self, soul: Soul, found: Classification, autonomous: bool) -> Decision:
         base = Decision(Verdict.ALLOW, found.tier, found.rule_ids, found.kinds)
