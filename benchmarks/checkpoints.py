@@ -1,8 +1,10 @@
 """Signed checkpoints: their cost to batched appends, and verifying a big ledger against them.
 
 Run: .venv/bin/python benchmarks/checkpoints.py [--count 100000] [--verify-count 1000000]
+    [--tail 10000] [--verify-only]
 Targets (issue 18): checkpointing costs <= 2 % of batched append throughput; verifying
-1,000,000 receipts against their checkpoints takes <= 10 s.
+1,000,000 receipts against their checkpoints takes <= 10 s. Issue 36: an incremental verify
+of the last 10,000 receipts (after a full verify left its mark) takes <= 1 s.
 
 Appends are measured in alternating rounds with and without a Checkpointer (the default
 schedule: every 1,000 receipts, at most once a second), as receipts/s (wall) and CPU
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.ledger import batched, receipt
 from core.receipts.checkpoints import CHECKPOINTS_FILE, Checkpointer, CheckpointLog
 from core.receipts.evidence import Evidence
+from core.receipts.incremental import MARK_FILE, verify_since_mark, write_mark
 from core.receipts.ledger import SqliteLedger
 from core.receipts.signing import CheckpointSigner
 from core.receipts.verify import verify_ledger
@@ -74,9 +77,9 @@ async def one_checkpoint_cost(samples: int = 200) -> tuple[float, float]:
     return wall / samples * 1000, cpu / samples * 1000
 
 
-async def build(path: Path, count: int) -> None:
+async def build(path: Path, count: int, first: int = 0) -> None:
     async with SqliteLedger(path / "ledger.db", checkpoints=checkpointer(path)) as ledger:
-        for i in range(count):
+        for i in range(first, first + count):
             ledger.append(receipt(i))
             if i % 1000 == 999:
                 await asyncio.sleep(0)
@@ -84,7 +87,24 @@ async def build(path: Path, count: int) -> None:
                 await ledger.flush()  # stay under the ledger's queue bound
 
 
-def verify_big(count: int) -> None:
+def incremental(home: Path, count: int, tail: int) -> None:
+    """`tail` more receipts after the full verify's mark, then the incremental verify."""
+    asyncio.run(build(home, tail, first=count))
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    found = verify_since_mark(home / "ledger.db", Evidence.of_home(home, every_receipts=1000))
+    wall = time.perf_counter() - started
+    assert found.report.ok, found.report.reason
+    assert found.since is not None
+    print(
+        f"incremental verify: {found.report.checked:,} receipts after checkpoint"
+        f" {found.since.fingerprint} of a {count + tail:,}-receipt ledger, against"
+        f" {found.report.checkpoints:,} checkpoints, in {wall * 1000:.0f} ms (load average"
+        f" {load:.1f})"
+    )
+
+
+def verify_big(count: int, tail: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         started = time.perf_counter()
@@ -97,8 +117,11 @@ def verify_big(count: int) -> None:
         report = verify_ledger(home / "ledger.db", evidence)
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert report.ok, report.reason
+        assert report.last_checkpoint is not None
+        write_mark(home / MARK_FILE, report.last_checkpoint)
+        incremental(home, count, tail)
     walkers = (after.ru_utime + after.ru_stime) - (spawned.ru_utime + spawned.ru_stime)
-    assert report.ok, report.reason
     print(
         f"verify: {report.checked:,} receipts against {report.checkpoints:,} checkpoints in "
         f"{wall:.1f} s ({os.cpu_count()} processes; this one's CPU {cpu:.1f} s, theirs "
@@ -116,7 +139,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--verify-count", type=int, default=1_000_000)
+    parser.add_argument("--tail", type=int, default=10_000, help="receipts for the incremental")
+    parser.add_argument("--verify-only", action="store_true", help="skip the append rounds")
     args = parser.parse_args()
+    if args.verify_only:
+        verify_big(args.verify_count, args.tail)
+        return
     results = asyncio.run(append_rounds(args.count, args.rounds))
     rate = {k: statistics.median(r for r, _ in v) for k, v in results.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in results.items()}
@@ -135,7 +163,7 @@ def main() -> None:
         f" CPU; at most one a second: <= {wall / 10:.2f} % of the writer's time"
     )
     if args.verify_count:
-        verify_big(args.verify_count)
+        verify_big(args.verify_count, args.tail)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,16 @@ from core.agent.progress import STOP, ProgressTuning
 from core.agent.quest import AgentLimits
 from core.agent.stops import RunningTasks
 from core.agent.tools import ToolTable
+from core.commands.registry import Router
+from core.files.pictures import Pictures
 from core.llm.budget import Budget
 from core.llm.types import ModelRouter
 from core.memory import Memory
 from core.tools.definition import ToolSetup
 from core.tools.workspace import Workspace
 from soul.schema import FlowRules
+
+MB = 1024 * 1024
 
 
 def wire_agent(
@@ -30,7 +34,7 @@ def wire_agent(
     memory: Memory | None = None,
     budget: Budget | None = None,
 ) -> Agent:
-    """Register the agent as the kernel's free-text handler and its Carry it out button.
+    """Include the agent's router: free text, its Carry it out and Stop buttons, /stop.
 
     Its tools act through governance (`kit`); without it (FEATURE_SOUL off) the model gets
     no way to act, only to answer. With `memory`, it sees the chat's conversation and what
@@ -55,17 +59,22 @@ def wire_agent(
         memory=agent_memory(app, memory),
         running=running,
         checks=FlowChecks(rules=_flow_rules(kit)),
+        pictures=Pictures(workspace, int(app.settings.files.max_image_mb * MB)),
     )
+    router = Router("agent")
     if budget is not None and budget.caps.capped:
-        hold = BudgetHold(budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits)
-        hold.register(app.commands)
+        hold = BudgetHold(
+            budget, agent.handle, models, app.tokens, app.bus, app.ledger, limits, app.owner
+        )
+        hold.register(router)
     else:
-        app.commands.free_text(agent.handle)
+        router.answer_free_text(agent.handle)
     if kit is not None:  # an approved step whose request a restart stopped: answer it
         kit.approvals.when_unwaited(agent.resume)
-    app.commands.action(CARRY_OUT, agent.carry_out)
-    app.commands.command("stop", "stop what I am doing in this chat", running.on_stop_command)
-    app.commands.action(STOP, running.on_stop_press)
+    router.action(CARRY_OUT, agent.carry_out)
+    router.command("stop", "stop what I am doing in this chat", running.on_stop_command)
+    router.action(STOP, running.on_stop_press)
+    app.commands.include(router)
     app.status_fields["Agent"] = lambda: (
         "ready" if models.has_flagship() else "no model provider (commands only)"
     )

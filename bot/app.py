@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -25,7 +25,7 @@ from bot.memory import wire_memory
 from bot.onboarding import saved_onboarding, wire_onboarding
 from bot.scheduler import wire_scheduler
 from bot.skills import wire_skills
-from bot.web.app import build_web_app, owner_zone
+from bot.web.app import build_web_app
 from bot.web.memory import MemoryPage
 from bot.web.replay import ReplayPage
 from bot.web.server import WebServer
@@ -35,16 +35,19 @@ from core.agent.quest import AgentLimits
 from core.bus import Bus
 from core.clock import Clock
 from core.commands.basic import VERSION, BasicCommands
-from core.commands.registry import CommandRegistry
+from core.commands.registry import CommandRegistry, Router
 from core.config import Settings
 from core.delivery.inbox import UpdateInbox
 from core.delivery.outbox import DeliveryPolicy, Outbox
 from core.delivery.writer import StateWriter
+from core.dispatch.links import message_chain
+from core.dispatch.presses import Presses
 from core.features import FEATURES_FILE, FeatureFlags
 from core.health.alerts import HealthAlerts
 from core.health.snapshot import HealthMonitor
 from core.llm.types import ModelRouter
 from core.mcp import McpServers, config_path, load_config
+from core.mcp.choices import CHOICES_FILE, McpChoices
 from core.memory import Memory
 from core.onboarding import Onboarding
 from core.orchestrator import Orchestrator
@@ -54,6 +57,7 @@ from core.receipts.redaction import Redactor
 from core.runtime.tasks import Supervisor
 from core.scheduler import Scheduler
 from core.security.gate import InputGate
+from core.security.owner_view import OwnerView
 from core.security.ratelimit import SlidingWindowLimiter
 from core.security.sanitizer import Sanitizer
 from core.security.tokens import ActionTokens
@@ -111,18 +115,18 @@ async def assemble(
     clock: Clock | None = None,
     models: ModelRouter | None = None,
     agent_limits: AgentLimits | None = None,
-    register: Callable[[CommandRegistry], None] | None = None,
+    routers: Iterable[Router] = (),
     channels: ChannelRegistry = CHANNELS,
     tools: Iterable[ToolDefinition] = (),
 ) -> AsyncIterator[Lancelot]:
     """Build and start every service; stop them in reverse order on exit.
 
     Raises StorageError (one clear line) if the data directory, a database or the web port
-    cannot be used. `routes` are added
-    to the web app (a channel's webhook); `delivery` and `clock` tune the outbox; `models`
-    replaces the model router built from the settings for the agent, `agent_limits` the
-    agent's limits; `register` adds commands or button actions of the caller's (tests, an
-    embedding program); `channels` are the channels it knows (their secrets are redacted);
+    cannot be used. `routes` are added to the web app (a channel's webhook); `delivery` and
+    `clock` tune the outbox; `models` replaces the model router built from the settings for
+    the agent, `agent_limits` the agent's limits; `routers` are the caller's own (tests, an
+    embedding program), included after the app's (one that claims a command or button the
+    app holds is refused); `channels` are the channels it knows (their secrets are redacted);
     `tools` are tool definitions of the caller's, offered beside the built-in ones. Commands
     and button actions are fixed once this yields.
     """
@@ -139,22 +143,10 @@ async def assemble(
             tools=ToolRegistry((*BUILT_IN, *tools)),
         )
         app = await _wire(kernel, clock, models, agent_limits, channels)
-        if register is not None:
-            register(app.commands)
-        orchestrator = Orchestrator(
-            app.bus,
-            app.ledger,
-            InputGate(
-                Sanitizer(),
-                SlidingWindowLimiter(limit=settings.limits.rate_per_minute),
-                settings.limits.max_message_chars,
-            ),
-            app.commands,
-            app.tokens,
-            tasks=app.tasks,
-            intake=app.files.intake,
-        )
+        for router in routers:
+            app.commands.include(router)
         app.commands.freeze()
+        orchestrator = _orchestrator(app)
         await stack.enter_async_context(app.health)
         runner = app.tasks.spawn(orchestrator.run(), name="orchestrator")
         stack.push_async_callback(_cancel, runner)
@@ -221,7 +213,8 @@ async def _start_kernel(
     health.register("ledger", lambda: _ledger_check(ledger))
     health.register("tasks", tasks.health)
     web_port = None
-    memory_page = MemoryPage(viewer, owner_zone(settings.scheduler.timezone))
+    owner = OwnerView(settings.owner_timezone)
+    memory_page = MemoryPage(viewer, owner)
     if web:
         web_app = build_web_app(
             ledger=ledger,
@@ -230,7 +223,7 @@ async def _start_kernel(
             page_size=settings.web.page_size,
             routes=[*memory_page.routes(), *_replay_page(viewer, home, ledger).routes(), *routes],
             secure_cookies=settings.public_url.startswith("https://"),
-            timezone=settings.scheduler.timezone,
+            owner=owner,
         )
         server = WebServer(web_app, settings.web.host, settings.web.port)
         await stack.enter_async_context(server)
@@ -258,6 +251,7 @@ async def _start_kernel(
         status_buttons=[],
         receipt_links=web_port is not None,
         tools=tools,
+        owner=owner,
     )
 
 
@@ -270,7 +264,7 @@ async def _wire(
 ) -> Lancelot:
     """Every subsystem on the kernel, in the order they depend on each other."""
     settings = kernel.settings
-    BasicCommands(
+    basic = BasicCommands(
         registry=kernel.commands,
         bus=kernel.bus,
         ledger=kernel.ledger,
@@ -281,14 +275,18 @@ async def _wire(
         link_ttl_seconds=settings.web.link_ttl_seconds,
         status_fields=kernel.status_fields,
         status_buttons=kernel.status_buttons,
-    ).register()
+    )
+    basic.register()
     wire_features(kernel)
     saved = await saved_onboarding(kernel)
     chosen = (await saved.load()).provider  # the owner's choice in chat wins
     router = await wire_models(kernel, redactor_for(settings, channels), chosen)
     memory = await wire_memory(kernel, redactor_for(settings, channels))
-    onboarding = await wire_onboarding(kernel, saved, router, memory, channels)
-    governance = await wire_governance(kernel, memory) if kernel.features.enabled("SOUL") else None
+    onboarding = await wire_onboarding(kernel, saved, router, memory, channels, basic.start)
+    mcp_choices = McpChoices(kernel.home / CHOICES_FILE)  # the owner's, from /mcp
+    governance = None
+    if kernel.features.enabled("SOUL"):
+        governance = await wire_governance(kernel, memory, mcp_choices.chosen_tier)
     skill_runner = None
     if governance is not None and kernel.features.enabled("SKILLS"):
         skill_runner = await wire_skills(kernel, governance)
@@ -298,7 +296,7 @@ async def _wire(
     timed = await wire_scheduler(
         kernel, governance, skill_runner, clock, memory, onboarding, budget=router.budget
     )
-    mcp = await wire_mcp(kernel, redactor_for(settings), governance)
+    mcp = await wire_mcp(kernel, redactor_for(settings), governance, mcp_choices)
     return Lancelot(
         **{f.name: getattr(kernel, f.name) for f in fields(Kernel)},
         models=agent_models,
@@ -313,6 +311,17 @@ async def _wire(
         channels=channels,
         mcp=mcp,
     )
+
+
+def _orchestrator(app: Lancelot) -> Orchestrator:
+    """The orchestrator on the message chain (`core/dispatch/links.py`) and the press path."""
+    limits = app.settings.limits
+    gate = InputGate(
+        Sanitizer(), SlidingWindowLimiter(limit=limits.rate_per_minute), limits.max_message_chars
+    )
+    chain = message_chain(gate, app.ledger, app.commands, app.bus, app.files.intake)
+    presses = Presses(app.commands, app.tokens, app.bus, app.ledger)
+    return Orchestrator(app.bus, app.ledger, chain, presses, tasks=app.tasks)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("chat", help="talk to Lancelot in this terminal")
     commands.add_parser("watchdog", help="tell the owner when `lancelot run` stops answering")
     commands.add_parser("setup", help="ask for the model provider keys, check and keep them")
+    commands.add_parser("link", help="a one-time receipt-page link from the running Lancelot")
     doctor = commands.add_parser("doctor", help="check the settings, tokens, keys and engine")
     doctor.add_argument("--json", action="store_true", help="one JSON object, for scripts")
     doctor.add_argument("--timeout", type=float, default=5.0, help="seconds per check")
@@ -123,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.app import redactor_for
 
             return run_loop(run_mcp(settings, args, redactor_for(settings)))
+        if args.command == "link":
+            from bot.control import print_link
+
+            return print_link(settings)
         if args.command == "setup":
             from bot.setup_cli import run_setup
 

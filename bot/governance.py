@@ -33,6 +33,7 @@ from core.tools.capability import CapabilityTokens
 from core.tools.router import ToolRouter
 from core.tools.workspace import Workspace
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulError, SoulStore
+from soul.schema import Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +95,13 @@ def _what_if(app: Kernel) -> Callable[[Soul, int], Awaitable[WhatIf]]:
     return weigh
 
 
-async def wire_governance(app: Kernel, memory: Memory | None = None) -> GovernanceKit:
+async def wire_governance(
+    app: Kernel,
+    memory: Memory | None = None,
+    chosen: Callable[[str], Tier | None] = lambda _: None,
+) -> GovernanceKit:
     """Register /run, /approvals, /crusader and /soul on the kernel; return the kit.
+    `chosen`: the tier the owner chose for an MCP tool from /mcp (McpChoices.chosen_tier).
 
     The kit's approval service is started here, on the kernel's stack (it reconciles
     approvals left from before a restart and expires stale ones); actions a stop interrupted
@@ -113,7 +119,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
         allowed=lambda: app.features.enabled("CRUSADER"),
     )
     capabilities = CapabilityTokens(app.secret)
-    policy = PolicyEngine(keeper, capabilities, switch.active, app.tools.tier_of)
+    policy = PolicyEngine(keeper, capabilities, switch.active, app.tools.tier_of, chosen=chosen)
     workspace = Workspace(app.home / "workspace")
     journal = await RollbackJournal.create(workspace, app.ledger, app.home)
     effects = await open_effects(app, workspace, capabilities)
@@ -123,7 +129,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
     shell = await add_shell_providers(app, router, workspace, capabilities, effects)
     if memory is not None:  # remember/recall/forget are governed tools like the rest
         router.register(MemoryTools(memory, capabilities), CAPABILITIES, local=True)
-    undo = UndoDesk(shell.effects, app.tokens, app.ledger)
+    undo = UndoDesk(shell.effects, app.tokens, app.ledger, app.owner)
     app.health.register("tools", router.health)
     executor = Executor(policy, router, app.ledger, journal)
     await report_interrupted(app.ledger)  # intents a stop left without an outcome
@@ -137,6 +143,7 @@ async def wire_governance(app: Kernel, memory: Memory | None = None) -> Governan
         executor,
         timeout=lambda: _timeout_seconds(keeper()),
         remind_after=lambda: _reminder_seconds(keeper()),
+        owner=app.owner,
         tasks=app.tasks,
         effects=EffectFollowUps(shell.dry_runs, undo, app.tokens),
     )

@@ -24,6 +24,7 @@ from core.features import FeatureFlags
 from core.health.snapshot import HealthMonitor
 from core.receipts.ledger import SqliteLedger
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 from core.tools.tool_registry import ToolRegistry
@@ -60,6 +61,7 @@ class Kernel:
     status_buttons: StatusButtons
     receipt_links: bool  # /receipts can hand out links (this process serves the page)
     tools: ToolRegistry  # every tool's definition: the agent, governance and the router read it
+    owner: OwnerView  # the owner's name and timezone, as every card shows them
 
     async def attach(self, channel: Channel, *, durable: bool = False) -> None:
         """Start a channel (an async context manager) and connect it to the bus.

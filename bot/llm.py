@@ -9,7 +9,6 @@ from functools import partial
 from pathlib import Path
 
 from bot.kernel import Kernel
-from core.errors import ConfigError
 from core.health.snapshot import LOCAL_MODEL_CHECK
 from core.llm.budget import Budget, BudgetCaps
 from core.llm.escalation import EscalationPolicy
@@ -23,7 +22,6 @@ from core.llm.spend import SpendBook
 from core.llm.usage import UsageBook
 from core.llm.usage_command import UsageCommand
 from core.receipts.redaction import Redactor
-from core.scheduler.config import owner_timezone
 
 
 def local_provider(app: Kernel) -> LocalProvider | None:
@@ -103,16 +101,8 @@ async def _budget(app: Kernel, prices: PriceTable) -> Budget:
     await book.setup(time.time())
     conf = app.settings.budget
     caps = BudgetCaps(conf.daily_usd, conf.monthly_usd, conf.allow_step_usd, conf.warn_at)
-    zone = _owner_zone(app)
+    zone = app.settings.owner_timezone
     return Budget(book, prices, caps, app.ledger, zone=lambda: zone, announce=app.bus.broadcast)
-
-
-def _owner_zone(app: Kernel) -> str:
-    conf = app.settings.scheduler
-    try:
-        return owner_timezone(conf.jobs_file, conf.timezone)
-    except (ValueError, ConfigError):
-        return "UTC"  # wire_scheduler refuses a broken zone or jobs file in one line
 
 
 async def _local_health(local: LocalProvider, configured: Path | None) -> str | None:

@@ -10,9 +10,10 @@ import dataclasses
 import sys
 import time
 
-from bot.mcp import mcp_limits
+from bot.mcp import mcp_limits, sandbox_for
 from core.config import Settings
 from core.mcp import McpConfig, McpLimits, McpServers, ServerState, config_path, load_config
+from core.mcp.supervisor import Confinement
 from core.receipts.redaction import Redactor
 from core.runtime.tasks import Supervisor
 
@@ -34,20 +35,23 @@ async def run_mcp(settings: Settings, args: argparse.Namespace, redactor: Redact
     config = load_config(config_path(settings))
     for problem in config.problems:
         print(f"lancelot: {problem}", file=sys.stderr)
-    if args.mcp_command == "list":
-        return await _list(config, mcp_limits(settings), redactor)
-    return await _test(config, args.server, mcp_limits(settings), redactor)
+    with sandbox_for(settings, settings.home) as sandbox:  # for `"sandbox": true` servers
+        if args.mcp_command == "list":
+            return await _list(config, mcp_limits(settings), redactor, sandbox)
+        return await _test(config, args.server, mcp_limits(settings), redactor, sandbox)
 
 
 def _settled(state: ServerState) -> bool:
     return state.status != "connecting"
 
 
-async def settle_all(config: McpConfig, limits: McpLimits, redactor: Redactor) -> list[ServerState]:
+async def settle_all(
+    config: McpConfig, limits: McpLimits, redactor: Redactor, sandbox: Confinement | None = None
+) -> list[ServerState]:
     """Every server's state once each is ready or has failed (or the connect time is up)."""
     tasks = Supervisor()
     try:
-        async with McpServers(config, redactor, tasks, limits) as servers:
+        async with McpServers(config, redactor, tasks, limits, sandbox=sandbox) as servers:
             for state in servers.states():
                 with contextlib.suppress(TimeoutError):  # then shown as still connecting
                     await servers.wait_for(state.name, _settled, limits.connect_timeout + 5)
@@ -56,18 +60,22 @@ async def settle_all(config: McpConfig, limits: McpLimits, redactor: Redactor) -
         await tasks.aclose()
 
 
-async def _list(config: McpConfig, limits: McpLimits, redactor: Redactor) -> int:
+async def _list(
+    config: McpConfig, limits: McpLimits, redactor: Redactor, sandbox: Confinement
+) -> int:
     if not config.servers:
         print(f"No MCP servers are declared in {config.path}.")
         return 0
-    for state in await settle_all(config, limits, redactor):
+    for state in await settle_all(config, limits, redactor, sandbox):
         print(_headline(state))
         for line in _tool_lines(state):
             print(line)
     return 0
 
 
-async def _test(config: McpConfig, name: str, limits: McpLimits, redactor: Redactor) -> int:
+async def _test(
+    config: McpConfig, name: str, limits: McpLimits, redactor: Redactor, sandbox: Confinement
+) -> int:
     spec = next((spec for spec in config.servers if spec.name == name), None)
     if spec is None:
         known = ", ".join(s.name for s in config.servers) or "none"
@@ -76,7 +84,8 @@ async def _test(config: McpConfig, name: str, limits: McpLimits, redactor: Redac
         )
         return EXIT_FAILED
     started = time.perf_counter()
-    (state,) = await settle_all(dataclasses.replace(config, servers=(spec,)), limits, redactor)
+    only = dataclasses.replace(config, servers=(spec,))
+    (state,) = await settle_all(only, limits, redactor, sandbox)
     took = time.perf_counter() - started
     if state.status != "ready":
         why = state.reason or (

@@ -8,6 +8,7 @@ from functools import partial
 from bot.channels.registry import ChannelRegistry
 from bot.kernel import Kernel
 from bot.llm import switch_provider
+from core.commands.registry import CommandHandler
 from core.llm.key_check import KeyCheck, check_key
 from core.llm.providers import keyed_providers
 from core.llm.router import Router
@@ -15,7 +16,6 @@ from core.memory import Memory
 from core.memory.blocks import Block
 from core.memory.model import Provenance
 from core.onboarding import ChannelNote, Onboarding, OnboardingStore, Seams
-from core.scheduler.config import owner_timezone
 
 KEY_CHECK_SECONDS = 10.0
 NAME_LINE = "Call the owner "
@@ -35,24 +35,29 @@ async def wire_onboarding(
     router: Router,
     memory: Memory | None,
     channels: ChannelRegistry,
+    greeting: CommandHandler,
 ) -> Onboarding:
-    """The onboarding conversation, registered on the kernel's commands (/start, the
-    plain messages while it runs, its buttons); its channels step shows `channels`."""
-    conf = app.settings.scheduler
+    """The onboarding conversation, its router included in the kernel's commands (/start,
+    which answers with `greeting` once the owner is set up; the plain messages while it
+    runs; its buttons); its channels step shows `channels`."""
     seams = Seams(
         keyed=lambda: keyed_providers(app.settings.llm),
         check_key=partial(_check, app),
         use_provider=partial(switch_provider, app, router),
         provider=lambda: router.flagship_name,
         remember_name=partial(_remember_name, memory),
-        default_timezone=owner_timezone(conf.jobs_file, conf.timezone),
+        default_timezone=app.settings.owner_timezone,
         channels=partial(_channels, app, channels),
         has_local=router.has_local,
     )
     onboarding = Onboarding(store, seams, app.bus, app.tokens, app.ledger)
     await onboarding.setup()
-    onboarding.register(app.commands)
+    app.commands.include(onboarding.router(greeting))
     app.status_fields["Onboarding"] = onboarding.label
+    # Cards call the owner by the name given here, in the timezone chosen here.
+    app.owner.follow(
+        zone=lambda: onboarding.progress.timezone, name=lambda: onboarding.progress.name
+    )
     if router.budget is not None:  # budget days follow the timezone chosen here
         router.budget.prefer_zone(lambda: onboarding.progress.timezone)
     return onboarding

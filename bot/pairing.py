@@ -27,6 +27,7 @@ from core.events import Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.owners import OwnerStore, PairedOwner
 from core.security.pairing import Attempt, Pairing, PairingLimits, Verdict, shown
 from core.security.refusals import RefusalLog
@@ -76,6 +77,17 @@ OwnerListener = Callable[[NewOwner], Awaitable[object]]
 Answer = Callable[[Card], Awaitable[None]]  # delivers a card to the sender's chat
 
 
+def _paired_owner(paired: PairedOwner, owner: OwnerView | None) -> str:
+    """ "Ada (1001), paired Mon 23 Nov 14:02", or by id and platform name (with no view of
+    the owner: the UTC date)."""
+    if owner is not None and owner.name:
+        return f"{owner.name} ({paired.owner_id}), paired {owner.when_stamp(paired.paired_at)}"
+    name = f" ({paired.name})" if paired.name not in ("", paired.owner_id) else ""
+    if owner is None:
+        return f"{paired.owner_id}{name}, paired on {paired.paired_at[:10]}"
+    return f"{paired.owner_id}{name}, paired {owner.when_stamp(paired.paired_at)}"
+
+
 class OwnerBook:
     """Each channel's owner and how it was set (settings, paired, or waiting to pair)."""
 
@@ -109,19 +121,21 @@ class OwnerBook:
         paired = self._paired.get(channel)
         return configured or ((paired.owner_id,) if paired else ())
 
-    def describe(self) -> str:
-        """The /status line: each channel's owner and how it was set."""
+    def describe(self, owner: OwnerView | None = None) -> str:
+        """The /status line: each channel's owner and how it was set; with `owner`, by the
+        name they gave in onboarding and in their time (else by id and platform name)."""
         parts = []
+        called = owner.name if owner is not None else None
         for spec in self._channels:
             assert spec.owner is not None  # only channels with an owner setting are kept
             configured = spec.owner.ids(self._settings)
             paired = self._paired.get(spec.name)
             if configured:
-                parts.append(f"{spec.label}: {listed(configured)} (from settings)")
+                ids = listed(configured)
+                who = f"{called} ({ids}, from settings)" if called else f"{ids} (from settings)"
+                parts.append(f"{spec.label}: {who}")
             elif paired is not None:
-                name = f" ({paired.name})" if paired.name not in ("", paired.owner_id) else ""
-                when = paired.paired_at[:10]
-                parts.append(f"{spec.label}: {paired.owner_id}{name}, paired on {when}")
+                parts.append(f"{spec.label}: {_paired_owner(paired, owner)}")
             elif spec.name in self._waiting:
                 parts.append(f"{spec.label}: waiting for pairing")
         return "; ".join(parts) or self._nobody()

@@ -22,6 +22,7 @@ from core.receipts.base import Checkpoint, VerifyReport
 from core.receipts.evidence import Evidence
 from core.receipts.export import stored_rows
 from core.receipts.fingerprints import Fingerprint, KeyFingerprint, parse_against
+from core.receipts.incremental import MARK_FILE, verify_since_mark, write_mark
 from core.receipts.schema import COLUMNS
 from core.receipts.verify import verify_ledger
 
@@ -41,6 +42,12 @@ def add_receipts_commands(commands: argparse._SubParsersAction[argparse.Argument
         help="also check a fingerprint copied from elsewhere (a digest card in the chat):"
         " the ledger's at a checkpoint, or the public key's",
     )
+    verify.add_argument(
+        "--incremental",
+        action="store_true",
+        help="check only what came after the last checkpoint a verify passed (kept in"
+        " verified.json); the first time, verify in full",
+    )
     export = commands.add_parser("export", help="receipts as JSON lines, with their hashes")
     export.add_argument("--from", dest="first", type=int, metavar="SEQ", help="from receipt #SEQ")
     export.add_argument("--to", dest="last", type=int, metavar="SEQ", help="up to receipt #SEQ")
@@ -52,7 +59,9 @@ def run_receipts(settings: Settings, args: argparse.Namespace) -> int:
     """Run `lancelot receipts <verify|export>`; the exit code."""
     if args.receipts_command == "export":
         return export(settings, args)
-    return verify(settings, as_json=args.json, against=args.against)
+    if args.incremental and args.against is not None:
+        return _error("--incremental and --against do not go together", args.json)
+    return verify(settings, as_json=args.json, against=args.against, incremental=args.incremental)
 
 
 def ledger_path(settings: Settings) -> Path:
@@ -68,24 +77,53 @@ def ledger_path(settings: Settings) -> Path:
     return path
 
 
-def verify(settings: Settings, *, as_json: bool = False, against: str | None = None) -> int:
-    """Verify the home's ledger and print the outcome."""
+def verify(
+    settings: Settings,
+    *,
+    as_json: bool = False,
+    against: str | None = None,
+    incremental: bool = False,
+) -> int:
+    """Verify the home's ledger and print the outcome. A pass keeps the newest checkpoint
+    matched as the mark an incremental verify starts from."""
+    since: Checkpoint | None = None
     try:
         fingerprint = parse_against(against) if against is not None else None
         path = ledger_path(settings)
         evidence = Evidence.of_home(path.parent, settings.ledger.checkpoint_every_receipts)
-        report = verify_ledger(path, evidence, fingerprint)
+        if incremental:
+            report, since = verify_since_mark(path, evidence)
+        else:
+            report = verify_ledger(path, evidence, fingerprint)
+            _keep_mark(path, report)
     except (ValueError, StorageError) as exc:  # nothing it can check
         return _error(str(exc), as_json)
     if as_json:
-        print(json.dumps(_as_json(report, fingerprint), indent=2))
+        print(json.dumps(_as_json(report, fingerprint, since, incremental), indent=2))
     elif report.ok:
+        _print_since(since, incremental)
         _print_ok(report, fingerprint)
     elif not report.readable:
         print(f"lancelot: {report.file}: {report.reason}", file=sys.stderr)
     else:
         _print_failed(report)
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _keep_mark(path: Path, report: VerifyReport) -> None:
+    """After a full verify passed: its newest checkpoint is where an incremental one starts."""
+    if report.ok and report.last_checkpoint is not None:
+        try:
+            write_mark(path.parent / MARK_FILE, report.last_checkpoint)
+        except OSError as exc:  # a read-only home can still be verified
+            print(f"lancelot: cannot keep the verified mark: {exc}", file=sys.stderr)
+
+
+def _print_since(since: Checkpoint | None, incremental: bool) -> None:
+    if since is not None:
+        print(f"incremental: from checkpoint {since.fingerprint}, verified before")
+    elif incremental:
+        print("incremental: no earlier verify to start from; verified in full")
 
 
 def _print_ok(report: VerifyReport, fingerprint: Fingerprint | KeyFingerprint | None) -> None:
@@ -114,10 +152,15 @@ def _print_failed(report: VerifyReport) -> None:
 
 
 def _as_json(
-    report: VerifyReport, fingerprint: Fingerprint | KeyFingerprint | None
+    report: VerifyReport,
+    fingerprint: Fingerprint | KeyFingerprint | None,
+    since: Checkpoint | None = None,
+    incremental: bool = False,
 ) -> dict[str, Any]:
     last = report.last_checkpoint
     return {
+        "incremental": incremental,
+        "since": None if since is None else _checkpoint_json(since),
         "ok": report.ok,
         "file": report.file,
         "readable": report.readable,

@@ -8,18 +8,22 @@ import logging
 import os
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 from bot.app import Lancelot, assemble
 from bot.channels.registry import CHANNELS, ChannelRegistry
 from bot.channels.spec import ChannelWiring, end_of_input
+from bot.control import ControlSocket
 from bot.pairing import OwnerBook
 from core.channel import Channel
 from core.config import Settings
 from core.config.loader import DEFAULT_CONFIG
+from core.errors import ConfigError
 from core.features import AT_START, FeatureError, FeatureFlags, owner_switches
 from core.health.heartbeat import HeartbeatWriter
+from core.receipts.model import Receipt
 from core.runtime.heap import freeze_startup_heap
 from core.security.pairing import PairingLimits
 
@@ -54,7 +58,7 @@ def owner_book(
     onboarding begins in that chat (`out`: where pairing codes are printed, stdout;
     `limits`: the code's lifetime and the tries allowed)."""
     owners = OwnerBook(app.settings, app.home, out=out, limits=limits, channels=list(app.channels))
-    app.status_fields["Owner"] = owners.describe
+    app.status_fields["Owner"] = partial(owners.describe, app.owner)
     owners.on_new_owner.append(
         lambda new: app.onboarding.welcome(new.channel, new.chat_id, new.name)
     )
@@ -110,6 +114,24 @@ async def _until_stopped(app: Lancelot, stop: asyncio.Event, console: Channel | 
         await app.drain()
 
 
+async def issue_link(app: Lancelot) -> str:
+    """A one-time receipt-page link for `lancelot link`, recorded as `/receipts` is."""
+    if app.web_port is None:
+        raise ConfigError("this Lancelot serves no web page")
+    token = await app.viewer.issue_link()
+    base = app.settings.web.public_url or app.web_url
+    app.ledger.append(
+        Receipt(
+            action_type="command",
+            action_name="link",
+            inputs={"via": "lancelot link"},
+            outputs={"title": "Receipts link"},
+            metadata={"channel": "terminal"},
+        )
+    )
+    return f"{base.rstrip('/')}/receipts?t={token}"
+
+
 async def serve(
     settings: Settings,
     *,
@@ -133,6 +155,7 @@ async def serve(
         if not chat:  # what `lancelot watchdog` reads; its last beat says a clean stop
             every = settings.watchdog.heartbeat_seconds
             await app.stack.enter_async_context(HeartbeatWriter(app.home, every, app.tasks))
+        await app.stack.enter_async_context(ControlSocket(app.home, lambda: issue_link(app)))
         app.health.mark_ready()
         freeze_startup_heap()
         if app.web_port is not None:

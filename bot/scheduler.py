@@ -26,7 +26,6 @@ from core.scheduler import READY, Gates, Scheduler, SchedulerStore, load_jobs
 from core.scheduler.builtins import Builtins
 from core.scheduler.chat_jobs import ChatJobs
 from core.scheduler.commands import JobCommands
-from core.scheduler.config import owner_timezone
 from core.scheduler.proposals import JobProposals
 from core.scheduler.provider import CAPABILITIES, ProposalTool
 from core.scheduler.skill_jobs import skill_job
@@ -150,6 +149,7 @@ def _register_jobs(
         store,
         app.tokens,
         wall,
+        app.owner,
         viewer=app.viewer if app.web_port is not None else None,
         public_url=app.settings.public_url,
     )
@@ -163,10 +163,10 @@ def _register_jobs(
             runner = skill_job(skills, name, spec.args)
             scheduler.register(f"job:{spec.name}", runner)
     digest.register(app.commands)
-    JobCommands(scheduler, app.tokens, app.bus, app.ledger, *chat).register(app.commands)
+    JobCommands(scheduler, app.tokens, app.bus, app.ledger, app.owner, *chat).register(app.commands)
     if scheduler.ask_approval is not None:  # a chat job's approval card waits out quiet hours
         scheduler.ask_approval = chat[0].quiet_asks(scheduler.ask_approval)
-    register_health_command(app.commands, app.health)
+    register_health_command(app.commands, app.health, app.owner)
 
 
 async def _chat_jobs(
@@ -180,8 +180,7 @@ async def _chat_jobs(
     """Jobs created from chat (kept ones scheduled again), /remind, and the agent's
     schedule.propose tool (governed, so only with the Soul loaded). Reminders and quiet
     hours follow the timezone the owner chose in chat as soon as it is chosen."""
-    conf = app.settings.scheduler
-    default = owner_timezone(conf.jobs_file, conf.timezone)
+    default = app.settings.owner_timezone
 
     def zone() -> str:
         return _zone(onboarding, None) or default
@@ -233,6 +232,7 @@ async def _watch_health(
         app.ledger,
         app.tokens,
         wall,
+        app.owner,
         enabled=lambda: app.features.enabled("HEALTH"),
         store=store,  # a restart while degraded does not alert again
     )

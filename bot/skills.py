@@ -49,7 +49,13 @@ async def wire_skills(app: Kernel, kit: GovernanceKit) -> SkillRunner:
     )
     runner = SkillRunner(registry, governance)
     proposals = SkillProposals(
-        app.state, registry, app.tokens, app.bus, app.ledger, app.home / "skill-proposals"
+        app.state,
+        registry,
+        app.tokens,
+        app.bus,
+        app.ledger,
+        app.home / "skill-proposals",
+        app.owner,
     )
     await proposals.setup()
     SkillCommands(app.commands, registry, runner, proposals, app.tokens).register()

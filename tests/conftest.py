@@ -51,11 +51,13 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     # The real local model is proven in tests/core/llm; elsewhere it would only load (and be
     # assembled into every test's home) in the background.
     monkeypatch.setenv("FEATURE_LOCAL_MODEL", "false")
+    # The owner's default timezone is this machine's: the same on every machine in tests.
+    monkeypatch.setenv("TZ", "UTC")
 
 
 def _app_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     """What `@pytest.mark.app(...)` asks for (module and test markers merged, closest wins):
-    `env` (settings), `features` (FEATURE_* switches), `register` (the test's own commands
+    `env` (settings), `features` (FEATURE_* switches), `routers` (the test's own commands
     and button actions), `web` (serve the web app)."""
     options: dict[str, Any] = {}
     for marker in reversed(list(request.node.iter_markers("app"))):
@@ -78,7 +80,7 @@ async def app(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterat
         settings,
         web=options.get("web", False),
         features=FeatureFlags(environ=options["features"]) if "features" in options else None,
-        register=options.get("register"),
+        routers=options.get("routers", ()),
     ) as running:
         yield running
 

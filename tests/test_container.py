@@ -5,6 +5,7 @@ container uses the sandbox. Skipped without an engine, failing under CI=true."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import shutil
@@ -16,15 +17,18 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import yaml
 
 from bot.container import BASE, BASE_IMAGE
+from bot.web import SESSION_COOKIE
 from core.tools.sandbox import DockerEngine, SandboxUnavailable
 from core.tools.sandbox.debian import build_debian_image, exists
 from core.tools.sandbox.limits import FALLBACK_UID
 from tests.ci import unavailable
-from tests.test_container_docs import documented_run
+from tests.test_container_docs import compose_command, documented_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.container, pytest.mark.timeout(1800)]
 
@@ -152,6 +156,71 @@ def test_the_image_runs_with_no_tokens_and_is_ready_from_the_host(running: str) 
     mounts = {m["Destination"]: m for m in inspect["Mounts"]}
     assert mounts["/data"]["Type"] == "volume"
     assert "ledger.db" in docker("exec", running, "ls", "/data").stdout.split()
+
+
+def signed_in_with_link(container: str, port: int) -> None:
+    """`docker exec ... lancelot link`, the link opened from the host: the receipt list."""
+    said = docker("exec", container, "lancelot", "link", timeout=60)
+    url = urlsplit(said.stdout.strip())
+    assert (url.scheme, url.path) == ("http", "/receipts")
+    assert url.query.startswith("t=")
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    with opener.open(f"http://127.0.0.1:{port}{url.path}?{url.query}", timeout=10) as page:
+        assert page.status == 200
+    assert SESSION_COOKIE in {cookie.name for cookie in jar}
+    with opener.open(f"http://127.0.0.1:{port}/receipts", timeout=10) as signed_in:
+        assert signed_in.status == 200  # without the session: 401
+
+
+def test_docker_exec_lancelot_link_opens_the_receipts_from_the_host(running: str) -> None:
+    """The container's way in without a chat: a one-time link from the running instance."""
+    port = published_port(running)
+    wait_ready(running, port)
+    signed_in_with_link(running, port)
+
+
+def receipts_in(container: str) -> int:
+    """How many receipts the container's ledger holds (`lancelot receipts verify` inside)."""
+    said = docker("exec", container, "lancelot", "receipts", "verify", "--json", timeout=120)
+    found = json.loads(said.stdout)
+    assert found["ok"] is True, found
+    return int(found["checked"])
+
+
+def test_compose_up_a_link_and_a_restart_keep_the_data(image: str, tmp_path: Path) -> None:
+    """compose.yaml as shipped (its port on a free host port, its image under a test name,
+    its build context this checkout): built on the base made here, up, ready, a link from
+    `docker exec`, restarted with the receipts kept, down."""
+    compose = compose_command()
+    if compose is None:
+        unavailable("no docker compose", needs="docker compose or docker-compose")
+    project = f"lancelot-test-{uuid.uuid4().hex[:8]}"
+    spec = yaml.safe_load((REPO / "compose.yaml").read_text())
+    for service in spec["services"].values():
+        service["build"]["context"] = str(REPO)
+        service["image"] = project
+    spec["services"]["lancelot"]["ports"] = ["127.0.0.1::8080"]
+    (tmp_path / "compose.yaml").write_text(yaml.safe_dump(spec))
+    run = [*compose, "-f", str(tmp_path / "compose.yaml"), "-p", project]
+    env = {**os.environ, "BASE": BASE_IMAGE}
+    try:
+        up = subprocess.run([*run, "up", "-d", "--build", "lancelot"], env=env,
+                            capture_output=True, text=True, timeout=1200)  # fmt: skip
+        assert up.returncode == 0, up.stderr[-3000:]
+        name = subprocess.run([*run, "ps", "-q", "lancelot"], env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()  # fmt: skip
+        port = published_port(name)
+        wait_ready(name, port)
+        signed_in_with_link(name, port)
+        before = receipts_in(name)
+        subprocess.run([*run, "restart", "lancelot"], env=env, check=True, timeout=300)
+        wait_ready(name, published_port(name))
+        assert receipts_in(name) > before  # the same volume: kept, and a start recorded
+    finally:
+        subprocess.run([*run, "down", "-v", "--rmi", "local"], env=env, capture_output=True,
+                       check=False, timeout=300)  # fmt: skip
+        docker("image", "rm", "-f", project, check=False)
 
 
 def test_without_an_engine_run_falls_back_inside_the_container(image: str) -> None:

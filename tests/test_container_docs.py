@@ -52,7 +52,7 @@ def test_the_docs_build_and_run_the_image_compose_names() -> None:
     assert option_values(run, "-p") == service["ports"] == ["127.0.0.1:8080:8080"]
     assert option_values(run, "-v") == service["volumes"] == ["lancelot-data:/data"]
     assert service["build"]["context"] == "."
-    assert service["build"]["args"] == {"LOCAL": "false"}
+    assert service["build"]["args"] == {"LOCAL": "false", "BASE": "${BASE:-python:3.11-slim}"}
 
 
 def test_compose_keeps_its_data_on_a_named_volume() -> None:
@@ -109,7 +109,7 @@ def test_the_socket_recipe_keeps_the_data_at_the_same_path() -> None:
     assert "--group-add" in run
 
 
-def _compose() -> list[str] | None:
+def compose_command() -> list[str] | None:
     """The compose command here: the docker CLI's plugin, or Debian's docker-compose."""
     if shutil.which("docker") is not None:
         probe = subprocess.run(["docker", "compose", "version"], capture_output=True, check=False)
@@ -119,7 +119,7 @@ def _compose() -> list[str] | None:
 
 
 def test_compose_config_is_valid_where_docker_compose_is_installed() -> None:
-    compose = _compose()
+    compose = compose_command()
     if compose is None:
         unavailable("no docker compose", needs="docker compose or docker-compose")
     done = subprocess.run(

@@ -41,6 +41,7 @@ class WatchdogConfig:
     after: float  # seconds of silence before the owner is told
     telegram: TelegramAddress | None
     gchat: GchatAddress | None
+    zone: str = "UTC"  # the owner's timezone (settings, else this machine's), for its times
 
     @property
     def check_every(self) -> float:
@@ -69,4 +70,5 @@ def watchdog_config(settings: Settings) -> WatchdogConfig:
         after=settings.watchdog.after_seconds,
         telegram=telegram,
         gchat=gchat,
+        zone=settings.owner_timezone,
     )

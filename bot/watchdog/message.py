@@ -4,9 +4,11 @@ with what it knows: the last heartbeat, whether it was a clean stop, the last lo
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+import time
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+from core.clock import spoken_time
 from core.health.heartbeat import BeatState, Heartbeat
 from core.health.watch import Notice, NoticeKind
 from core.receipts.redaction import Redactor
@@ -18,9 +20,9 @@ DOWN_MARK = "Lancelot is not answering"
 BACK_MARK = "Lancelot is back"
 
 
-def when(ts: float) -> str:
-    """Epoch seconds as a readable UTC time."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def when(ts: float, zone: str) -> str:
+    """Epoch seconds as the owner reads them, in their zone (core.clock.spoken_time)."""
+    return spoken_time(ts, ZoneInfo(zone), time.time())
 
 
 def lasted(seconds: float) -> str:
@@ -49,27 +51,28 @@ def last_log_line(home: Path, redactor: Redactor) -> str | None:
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
 
 
-def _beat_line(beat: Heartbeat) -> str:
-    return f"{when(beat.at)} (pid {beat.pid}, running since {when(beat.started)})"
+def _beat_line(beat: Heartbeat, zone: str) -> str:
+    return f"{when(beat.at, zone)} (pid {beat.pid}, running since {when(beat.started, zone)})"
 
 
-def render(notice: Notice, log_line: str | None) -> str:
-    """The message for `notice`; `log_line` is the log's last line when it was written."""
+def render(notice: Notice, log_line: str | None, zone: str) -> str:
+    """The message for `notice`, its times in the owner's `zone`; `log_line` is the log's
+    last line when it was written."""
     if notice.kind is NoticeKind.BACK:
-        return _render_back(notice)
+        return _render_back(notice, zone)
     lines = [f"⚠️ {DOWN_MARK}: no heartbeat for {lasted(notice.silent)}."]
     if notice.last is None:
         lines.append("Last heartbeat: none since the watchdog started.")
     else:
-        lines.append(f"Last heartbeat: {_beat_line(notice.last)}.")
+        lines.append(f"Last heartbeat: {_beat_line(notice.last, zone)}.")
     if notice.final is not None and notice.final.state is BeatState.STOPPING:
-        lines.append(f"It stopped cleanly at {when(notice.final.at)}.")
+        lines.append(f"It stopped cleanly at {when(notice.final.at, zone)}.")
     lines.append(f"Last log line: {log_line}" if log_line else "Last log line: none.")
     lines.append("I will tell you when it is back.")
     return "\n".join(lines)
 
 
-def _render_back(notice: Notice) -> str:
+def _render_back(notice: Notice, zone: str) -> str:
     back = notice.back
-    since = f" (pid {back.pid}, running since {when(back.started)})" if back else ""
+    since = f" (pid {back.pid}, running since {when(back.started, zone)})" if back else ""
     return f"✅ {BACK_MARK}{since}, after {lasted(notice.silent)} without a heartbeat."

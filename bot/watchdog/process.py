@@ -51,7 +51,7 @@ async def watch_lancelot(
     redactor = redactor_of(config)
 
     def text_for(notice: Notice) -> str:
-        return render(notice, last_log_line(config.home, redactor))
+        return render(notice, last_log_line(config.home, redactor), config.zone)
 
     async with aiohttp.ClientSession() as session:
         courier = Courier(targets_of(config, session), text_for, monotonic=clock.monotonic)

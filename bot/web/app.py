@@ -7,8 +7,6 @@ only routes registered for a method accept it, every other non-GET/HEAD request 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -16,6 +14,7 @@ from aiohttp.typedefs import Handler
 from bot.web.receipts import ReceiptViews
 from core.health.snapshot import HealthMonitor
 from core.receipts import ReceiptStore
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 SAFE_METHODS = frozenset({"GET", "HEAD"})
@@ -36,28 +35,18 @@ def build_web_app(
     page_size: int = 50,
     routes: Iterable[web.AbstractRouteDef] = (),
     secure_cookies: bool = False,
-    timezone: str | None = None,
+    owner: OwnerView | None = None,
 ) -> web.Application:
     """The web app with /health/live, /health/ready, /, /receipts and any extra `routes`;
-    `secure_cookies` when the public URL is https; times in `timezone` (the owner's, an IANA
-    name; None or an unknown name: this machine's)."""
+    `secure_cookies` when the public URL is https; times in the `owner`'s zone (None: this
+    machine's)."""
     app = web.Application(middlewares=[read_only])
     app.on_response_prepare.append(add_security_headers)
     app.router.add_routes(health_routes(health))
-    views = ReceiptViews(
-        ledger, access, page_size, secure_cookies=secure_cookies, zone=owner_zone(timezone)
-    )
+    views = ReceiptViews(ledger, access, page_size, secure_cookies=secure_cookies, owner=owner)
     app.router.add_routes(views.routes())
     app.router.add_routes(routes)
     return app
-
-
-def owner_zone(name: str | None) -> tzinfo | None:
-    """The owner's time zone for pages (None for no name or an unknown one: this machine's)."""
-    try:
-        return ZoneInfo(name) if name else None
-    except (ZoneInfoNotFoundError, ValueError):
-        return None  # the scheduler refuses the settings with the reason in one line
 
 
 def health_routes(health: HealthMonitor) -> list[web.RouteDef]:

@@ -9,15 +9,16 @@ page is bound to it later (`attach`); until then, or with FEATURE_MEMORY off, it
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
 from bot.web.pages import PageKit, text_field
-from bot.web.stories import local_time
+from core.clock import spoken_time
 from core.memory import Memory
 from core.memory.model import Commit, Item, QuarantinedEdit, Turn
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 SHOWN = 20  # commits, held edits and matches listed
@@ -28,9 +29,9 @@ OFF = "Memory is switched off here (FEATURE_MEMORY), so nothing is remembered."
 class MemoryPage:
     """The page; `attach` gives it the memory to show."""
 
-    def __init__(self, access: ViewerAccess, zone: tzinfo | None = None) -> None:
+    def __init__(self, access: ViewerAccess, owner: OwnerView) -> None:
         self._pages = PageKit(access)
-        self._zone = zone
+        self._owner = owner  # times in the owner's zone
         self._memory: Memory | None = None
 
     def attach(self, memory: Memory) -> None:
@@ -77,7 +78,7 @@ class MemoryPage:
         )
 
     def _when(self, at: float, now: datetime) -> str:
-        return local_time(datetime.fromtimestamp(at, UTC).isoformat(), self._zone, now)
+        return spoken_time(at, self._owner.zone, now.timestamp())
 
     def _held(self, edit: QuarantinedEdit, now: datetime) -> dict[str, Any]:
         return {

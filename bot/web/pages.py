@@ -3,18 +3,21 @@ a message or a refusal is rendered (never cached: the pages show private data)."
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import jinja2
 from aiohttp import web
 from multidict import MultiMapping
 
 from core.security.viewer_access import ViewerAccess
 
+if TYPE_CHECKING:
+    import jinja2
+
 SESSION_COOKIE = "lancelot_session"
 MAX_FIELD_CHARS = 200
-ASK_AGAIN = "Ask for a new link with /receipts in chat."
+ASK_AGAIN = "Ask for a new link with /receipts in chat, or run `lancelot link` where Lancelot runs."
 
 
 def receipt_url(receipt_id: str) -> str:
@@ -29,6 +32,8 @@ def text_field(query: MultiMapping[str], name: str) -> str | None:
 
 
 def _templates() -> jinja2.Environment:
+    import jinja2  # here, not at the top: an idle process renders no page (about 9 MB)
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("bot.web", "templates"),
         autoescape=True,
@@ -46,7 +51,11 @@ class PageKit:
 
     def __init__(self, access: ViewerAccess) -> None:
         self.access = access
-        self._templates = _templates()
+
+    @cached_property
+    def _templates(self) -> jinja2.Environment:
+        """The templates, loaded for the first page rendered."""
+        return _templates()
 
     def signed_in(self, request: web.Request) -> bool:
         """The browser holds a live session (from a one-time link the owner opened)."""

@@ -6,7 +6,7 @@ import json
 import logging
 import sqlite3
 import time
-from datetime import tzinfo
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -14,9 +14,11 @@ from multidict import MultiMapping
 from yarl import URL
 
 from bot.web.pages import SESSION_COOKIE, PageKit, text_field
-from bot.web.stories import decided_by, story_view
+from bot.web.stories import decided_by, local_time, story_view
+from core.clock import machine_zone
 from core.errors import InvalidToken
 from core.receipts import ReceiptQuery, ReceiptStatus, ReceiptStore
+from core.security.owner_view import OwnerView
 from core.security.viewer_access import ViewerAccess
 
 log = logging.getLogger(__name__)
@@ -88,13 +90,13 @@ class ReceiptViews:
         page_size: int = 50,
         *,
         secure_cookies: bool = False,
-        zone: tzinfo | None = None,
+        owner: OwnerView | None = None,
     ) -> None:
         self._ledger = ledger
         self._access = access
         self._page_size = page_size
         self._secure = secure_cookies
-        self._zone = zone  # the owner's time zone (None: this machine's)
+        self._owner = owner or OwnerView(machine_zone())  # the owner's name and zone
         self._pages = PageKit(access)
         self._types: tuple[float, list[str]] | None = None
 
@@ -143,6 +145,7 @@ class ReceiptViews:
         return self._pages.render(
             "list.html",
             receipts=page.receipts,
+            when=self._when,
             types=types,
             statuses=[status.value for status in ReceiptStatus],
             query=query,
@@ -156,11 +159,11 @@ class ReceiptViews:
     async def _stories_page(self, query: ReceiptQuery) -> web.Response:
         """The first page: one row per request, what it led to folded under it."""
         page = await self._ledger.stories(query.before_seq, STORIES_PER_PAGE)
-        deciders = await decided_by(self._ledger, page.stories)
+        deciders = await decided_by(self._ledger, page.stories, named=self._owner.who)
         older = page.next_before_seq
         return self._pages.render(
             "stories.html",
-            stories=[story_view(s, self._zone, deciders) for s in page.stories],
+            stories=[story_view(s, self._owner.zone, deciders) for s in page.stories],
             types=await self._action_types(),
             statuses=[status.value for status in ReceiptStatus],
             query=query,
@@ -182,6 +185,7 @@ class ReceiptViews:
         checkpoint = self._ledger.latest_checkpoint
         return self._pages.render(
             "detail.html",
+            when=self._when,
             total=await self._ledger.count(),
             checkpoint=checkpoint if checkpoint and checkpoint.seq >= receipt.seq else None,
             r=receipt,
@@ -192,6 +196,10 @@ class ReceiptViews:
             children=children,
             more_children=len(children) >= CHILDREN_SHOWN,
         )
+
+    def _when(self, stamp: str) -> str:
+        """A receipt's time in the owner's zone."""
+        return local_time(stamp, self._owner.zone, datetime.now(UTC))
 
     async def _redeem(self, request: web.Request, token: str) -> web.Response:
         """Spend a one-time link: set the session cookie, then move to /receipts.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from core.clock import spoken_time
 from core.receipts.base import ReceiptStore, Story
 from core.receipts.kinds import KindRegistry, ReceiptKind, Role
 from core.receipts.model import StoredReceipt
@@ -76,17 +77,13 @@ def parse_time(stamp: str) -> datetime | None:
         return None
 
 
-def local_time(stamp: str, zone: tzinfo | None, now: datetime) -> str:
-    """`14:03` today, `Mon 14:03` this week, `2026-03-01 14:03` before, in the owner's zone."""
+def local_time(stamp: str, zone: tzinfo, now: datetime) -> str:
+    """A ledger timestamp as the owner reads it, in their zone (core.clock.spoken_time:
+    `14:03`, `yesterday 18:04`, `Mon 30 Nov 14:03`)."""
     when = parse_time(stamp)
     if when is None:
         return stamp
-    when, today = when.astimezone(zone), now.astimezone(zone)
-    if when.date() == today.date():
-        return when.strftime("%H:%M")
-    if (today.date() - when.date()).days < 7:
-        return when.strftime("%a %H:%M")
-    return when.strftime("%Y-%m-%d %H:%M")
+    return spoken_time(when.timestamp(), zone, now.timestamp())
 
 
 def relative_time(stamp: str, now: datetime) -> str:
@@ -121,7 +118,7 @@ def _shown(kind: ReceiptKind, subject: str) -> str:
 
 def story_view(
     story: Story,
-    zone: tzinfo | None,
+    zone: tzinfo,
     deciders: Callable[[StoredReceipt], str],
     now: datetime | None = None,
     kinds: KindRegistry = KINDS,
@@ -262,11 +259,14 @@ def _last_verdict(members: Sequence[StoredReceipt], roles: _Roles) -> str | None
 
 
 async def decided_by(
-    ledger: ReceiptStore, stories: Sequence[Story], kinds: KindRegistry = KINDS
+    ledger: ReceiptStore,
+    stories: Sequence[Story],
+    kinds: KindRegistry = KINDS,
+    named: Callable[[str], str] = str,
 ) -> Callable[[StoredReceipt], str]:
-    """Who decided each approval in `stories`, and on which channel: the press that led to
-    the decision (its parent) says. A decision no press made says why (it lapsed, a Stop
-    withdrew it)."""
+    """Who decided each approval in `stories` (`named`: the owner's name for a sender id),
+    and on which channel: the press that led to the decision (its parent) says. A decision
+    no press made says why (it lapsed, a Stop withdrew it)."""
     roles = _Roles(kinds)
     presses: dict[str, StoredReceipt] = {}
     for story in stories:
@@ -285,6 +285,6 @@ async def decided_by(
             return f" ({_cut(why, 60)})" if why else ""
         sender = _field(press.metadata, "sender_id")
         channel = _field(press.metadata, "channel")
-        return f" by {sender} on {channel}" if sender and channel else ""
+        return f" by {named(sender)} on {channel}" if sender and channel else ""
 
     return who

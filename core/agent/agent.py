@@ -28,12 +28,14 @@ from core.commands.registry import PressContext
 from core.errors import DeliveryFailed, ProviderUnavailable
 from core.events import Button, Card, CardKind, FileKind, Inbound
 from core.features import FeatureFlags
+from core.files.pictures import PictureRefused, Pictures
 from core.governance.approvals import Approval
 from core.governance.commands import asking
 from core.governance.execution import RunReport
 from core.governance.flow import RequestFlow
 from core.governance.gateway import ToolGateway
 from core.llm.intent import Intent
+from core.llm.local import CANNOT_SEE
 from core.llm.types import CompletionRequest, Message, ModelRouter, Role
 from core.receipts.base import ReceiptStore
 from core.runtime.stopping import Stopped
@@ -75,13 +77,16 @@ class Agent:
         memory: ConversationMemory | None = None,
         running: RunningTasks | None = None,
         checks: FlowChecks | None = None,
+        pictures: Pictures | None = None,
     ) -> None:
         """`memory`: conversations and facts that reach the model (None: every request
         stands alone, as with FEATURE_MEMORY off). `running`: requests show a progress
         message with Stop, and /stop reaches them (None: they cannot be stopped). `checks`:
         what a request has read decides what it may send and change (the Soul's flow
-        rules; their defaults without it)."""
+        rules; their defaults without it). `pictures`: the owner's photos are shown to the
+        model with their caption (None: the model only learns where they were saved)."""
         self._running = running
+        self._pictures = pictures
         self._router = router
         self._memory = memory
         self._tokens = tokens
@@ -99,7 +104,12 @@ class Agent:
         if not self._features.enabled("AGENT"):
             return Card(CardKind.REPLY, "Agent switched off", AGENT_OFF)
         started = time.perf_counter()
+        try:
+            images = await self._pictures.of(event.attachments) if self._pictures else ()
+        except PictureRefused as exc:
+            return Card(CardKind.REPLY, "Picture not shown", exc.user_message)
         quest = self._start(event.channel, event.chat_id, receipt_id, {"text": text[:2000]})
+        quest.images = images
         quest.update = asking(event)
         chat = f"{event.channel}:{event.chat_id}"
         if _heard(event, text):
@@ -107,6 +117,11 @@ class Agent:
             # by the owner. What it asks to change or remember waits for a tap.
             quest.flow = RequestFlow(event.text)  # what the owner typed: the caption alone
             quest.flow.heard_stranger("the voice note", text)
+        if images:
+            # A picture may show anyone's words (a screenshot of a page, a sign, a letter):
+            # what it says is a stranger's, whoever sent it. Nothing in it can be quoted as
+            # the owner's words, and what it asks to send, change or remember waits for a tap.
+            quest.flow.heard_stranger("the picture", "", quotable=False)
         if self._memory is not None:
             quest.system = SYSTEM + await self._memory.begin(quest, chat, text, receipt_id)
             memory = self._memory
@@ -144,6 +159,8 @@ class Agent:
         )
         trail.record("intent", found.intent.value, outputs={"source": found.source})
         if offline:
+            if quest.images:  # the local model reads text only: say so, never answer blind
+                return Card(CardKind.REPLY, "I can't see pictures yet", CANNOT_SEE)
             return await answer_offline(quest, found.intent, text)
         try:
             answer = await self._answer(quest, found.intent, text, event)
@@ -158,7 +175,7 @@ class Agent:
         return card
 
     async def _answer(self, quest: Quest, intent: Intent, text: str, event: Inbound) -> FinalAnswer:
-        if not needs_plan(intent):
+        if not needs_plan(intent) or quest.images:  # a picture is asked about, not planned
             return await self._direct(quest, text)
         insight = await deep_pass(quest, text) if quest.deep else None
         try:
@@ -184,7 +201,7 @@ class Agent:
         """Low risk: straight into the tool loop."""
         messages = [
             Message(Role.SYSTEM, f"{quest.system}\n\n{FINAL_INSTRUCTIONS}"),
-            Message(Role.USER, text),
+            Message(Role.USER, text, images=quest.images),
         ]
         result = await self._loop.run(messages, quest)
         if result.stopped:

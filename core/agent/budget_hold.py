@@ -12,14 +12,14 @@ from core.agent.offline import local_answer
 from core.agent.quest import AgentLimits, Quest
 from core.agent.trail import Trail
 from core.bus import Bus
-from core.commands.registry import CommandRegistry, FreeTextHandler, PressContext
+from core.commands.registry import FreeTextHandler, PressContext, Router
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind, Inbound
-from core.governance.approval_cards import clock_text
 from core.llm.budget import Budget, BudgetStatus, dollars
 from core.llm.types import ModelRouter
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 ALLOW = "budget.allow"
@@ -49,8 +49,10 @@ class BudgetHold:
         bus: Bus,
         ledger: ReceiptStore,
         limits: AgentLimits,
+        owner: OwnerView,
     ) -> None:
         self._budget = budget
+        self._owner = owner  # the time of a choice, in the owner's zone
         self._answer = answer
         self._router = router
         self._tokens = tokens
@@ -58,11 +60,12 @@ class BudgetHold:
         self._ledger = ledger
         self._limits = limits
 
-    def register(self, commands: CommandRegistry) -> None:
-        """Take free text before the agent; add the card's two buttons."""
-        commands.free_text(self.handle)
-        commands.action(ALLOW, self.on_allow)
-        commands.action(STAY_LOCAL, self.on_stay_local)
+    def register(self, router: Router) -> None:
+        """Answer free text on the agent's `router`, before the agent; add the card's two
+        buttons."""
+        router.answer_free_text(self.handle)
+        router.action(ALLOW, self.on_allow)
+        router.action(STAY_LOCAL, self.on_stay_local)
 
     async def handle(self, event: Inbound, text: str, receipt_id: str) -> Card:
         """The agent's answer, or (a budget used up) the card that asks first."""
@@ -97,10 +100,10 @@ class BudgetHold:
         """Raise today's allowance, then answer the held request with the paid model."""
         event, receipt_id = _held(ctx)
         status = await self._budget.allow(ctx.event.sender_id, ctx.receipt_id)
+        at = self._owner.when(time.time())
         note = (
-            f"You allowed {dollars(self._budget.caps.step)} more today at "
-            f"{clock_text(time.time())}; {dollars(status.allowance)} extra allowed today in all. "
-            "Answering your request."
+            f"You allowed {dollars(self._budget.caps.step)} more today at {at}; "
+            f"{dollars(status.allowance)} extra allowed today in all. Answering your request."
         )
         await self._bus.update(ctx.card_id, _decided_card(ctx, "More allowed today", note))
         await self._reply(event, await self._answer(event, event.text, receipt_id))
@@ -109,7 +112,8 @@ class BudgetHold:
     async def on_stay_local(self, ctx: PressContext) -> Card | None:
         """Answer the held request with the local model, or say that none can."""
         event, receipt_id = _held(ctx)
-        note = f"You chose to stay local at {clock_text(time.time())}: no paid model was called."
+        at = self._owner.when(time.time())
+        note = f"You chose to stay local at {at}: no paid model was called."
         await self._bus.update(ctx.card_id, _decided_card(ctx, "Staying local", note))
         trail = Trail(self._ledger, receipt_id)
         trail.root = trail.record(

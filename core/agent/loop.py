@@ -11,6 +11,7 @@ from core.agent.file_tools import addressed
 from core.agent.flow_checks import FlowChecks
 from core.agent.progress import tool_label
 from core.agent.quest import Quest
+from core.agent.tool_search import found_by
 from core.agent.tools import ToolTable
 from core.errors import LancelotError
 from core.governance.gateway import ToolGateway, ToolOutcome
@@ -58,7 +59,7 @@ class ToolLoop:
                 result.stopped = quest.stopped = True
                 return result
             quest.iterations += 1
-            request = CompletionRequest(tuple(messages), tools=self._tools.specs())
+            request = CompletionRequest(tuple(messages), tools=self._tools.specs(quest.found))
             completion = await quest.complete(request, task_type)
             messages.append(Message(Role.ASSISTANT, completion.text, completion.tool_calls))
             if not completion.tool_calls:
@@ -118,6 +119,7 @@ class ToolLoop:
             if ended and quest.progress is not None:
                 quest.progress.tool_done()
         result.outcomes.append(outcome)
+        quest.found.update(found_by(action, outcome))
         if outcome.output:
             quest.flow.observe(action, tool.flow, outcome.output)
         if outcome.receipt_id is not None:
@@ -153,7 +155,7 @@ class ToolLoop:
         if problems:
             body["problems"] = problems
         if gap:
-            body["available_tools"] = [s.name for s in self._tools.specs()]
+            body["available_tools"] = [s.name for s in self._tools.specs(quest.found)]
         recorded = call.arguments if arguments is None else arguments
         parent = quest.trail.record(
             "tool_call",

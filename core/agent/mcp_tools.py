@@ -16,7 +16,14 @@ from typing import Any
 from core.mcp import ServerState, ToolInfo
 from core.mcp.choices import McpChoices
 from core.mcp.naming import annotated_tier, capability, tool_name
-from core.tools.definition import ANY_TARGET, STRANGERS, ToolDefinition, ToolFlow, ToolSetup
+from core.tools.definition import (
+    ANY_TARGET,
+    STRANGERS,
+    Offer,
+    ToolDefinition,
+    ToolFlow,
+    ToolSetup,
+)
 from core.tools.tool_registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -62,6 +69,7 @@ def mcp_definition(state: ServerState, tool: ToolInfo) -> ToolDefinition:
         flow=mcp_flow(state, tool),
         tier=annotated_tier(tool.hints),
         enabled=_governed,
+        offer=Offer.ON_DEMAND,
     )
 
 

@@ -8,7 +8,15 @@ from dataclasses import dataclass, field, replace
 from core.agent.progress import Progress
 from core.agent.trail import Trail
 from core.governance.flow import RequestFlow
-from core.llm.types import Completion, CompletionRequest, ContextNote, Lane, ModelRouter, Role
+from core.llm.types import (
+    Completion,
+    CompletionRequest,
+    ContextNote,
+    Image,
+    Lane,
+    ModelRouter,
+    Role,
+)
 from core.runtime.stopping import stoppable
 
 
@@ -39,6 +47,7 @@ class Quest:
     run_receipts: list[str] = field(default_factory=list)
     tools_used: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # tool calls that failed before a run
+    images: tuple[Image, ...] = ()  # the owner's pictures of this turn, shown to the model
     system: str = ""  # the system prompt: the agent's rules, then what memory compiled
     context: ContextNote | None = None  # which memory items `system` holds, for receipts
     lessons: str = ""  # how similar past tasks went (memory's experiences), for the deep pass
@@ -54,6 +63,7 @@ class Quest:
     # the approvals it asked for the first time instead of asking again. None: no inbox.
     update: str | None = None
     steps: int = 0  # governed steps taken so far
+    found: set[str] = field(default_factory=set)  # tools find_tools found, offered from now on
 
     def step_key(self) -> str | None:
         """The key of the next governed step (None without an update to key it by)."""

@@ -1,4 +1,5 @@
-"""The commands every install has: /start, /help, /status and /receipts (and /receipts verify)."""
+"""The commands every install has: /help, /status and /receipts (and /receipts verify), and
+the greeting /start gives once onboarding is over."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from core.bus import Bus
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.events import Button, Card, CardKind
 from core.features import FeatureFlags
 from core.receipts.base import ReceiptQuery, ReceiptStore
@@ -74,14 +75,16 @@ class BasicCommands:
     started_at: float = 0.0
 
     def register(self) -> None:
-        """Add the commands to the registry (/receipts only when a receipt page runs)."""
+        """Include /help, /status and /receipts (only when a receipt page runs). /start is
+        onboarding's, which greets with `start` once the owner is set up."""
         self.started_at = self.started_at or time.time()
-        self.registry.command("start", "greeting and what I can do", self.start)
-        self.registry.command("help", "the commands that work", self.help)
-        self.registry.command("status", "uptime, channels, ledger and health", self.status)
+        router = Router("basic")
+        router.command("help", "the commands that work", self.help)
+        router.command("status", "uptime, channels, ledger and health", self.status)
         if self.viewer is not None:
             summary = "a private link to your receipts; verify checks the ledger"
-            self.registry.command("receipts", summary, self.receipts, usage="[verify]")
+            router.command("receipts", summary, self.receipts, usage="[verify]")
+        self.registry.include(router)
 
     def _command_lines(self) -> str:
         return "\n".join(

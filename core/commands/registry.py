@@ -1,162 +1,135 @@
-"""Chat commands and button actions: registries that subsystems fill at composition time."""
+"""The routers that answer chat: included while the app is assembled, then frozen.
+
+The registry is where the chain's links look things up: the command a name stands for,
+the handler of a button action, the conversations that see plain messages first, and the
+one free-text answerer (the agent). `/help` and Telegram's command menu list `listing()`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-
-from core.events import ButtonPress, Card, Inbound
-
-# The fixed command names (docs/architecture.md). Nothing else can be registered.
-FIXED_COMMANDS = (
-    "start",
-    "help",
-    "status",
-    "health",
-    "run",
-    "approvals",
-    "receipts",
-    "jobs",
-    "digest",
-    "soul",
-    "skills",
-    "memory",
-    "usage",
-    "crusader",
-    "undo",
-    "new",
-    "get",
-    "stop",
-    "remind",
-    "features",
-    "mcp",
+from core.commands.router import (
+    Command,
+    CommandContext,
+    CommandHandler,
+    Conversation,
+    FreeTextHandler,
+    PressContext,
+    PressHandler,
+    Router,
 )
 
+__all__ = [
+    "Command",
+    "CommandContext",
+    "CommandHandler",
+    "CommandRegistry",
+    "Conversation",
+    "FreeTextHandler",
+    "PressContext",
+    "PressHandler",
+    "Router",
+    "parse_command",
+]
 
-@dataclass(frozen=True, slots=True)
-class CommandContext:
-    """A command as received: the event, the text after the command, and its receipt."""
-
-    event: Inbound
-    args: str
-    receipt_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class PressContext:
-    """A valid button press: the event, what the token stood for, and its receipt."""
-
-    event: ButtonPress
-    payload: dict[str, Any]
-    card_id: str
-    receipt_id: str
-
-
-# A command handler returns its reply card, or None when it already answered (an approval card).
-CommandHandler = Callable[[CommandContext], Awaitable[Card | None]]
-# A press handler returns the card's new content (to edit every copy), or None to leave it.
-PressHandler = Callable[[PressContext], Awaitable[Card | None]]
-# Free text (not a command): (event, cleaned text, inbound receipt id) -> reply card.
-FreeTextHandler = Callable[[Inbound, str, str], Awaitable[Card]]
-# A conversation that takes plain messages first while it runs (onboarding): its reply card,
-# or None to let the message go on to the words and the free-text handler as usual.
-Interceptor = Callable[[Inbound, str, str], Awaitable[Card | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A registered command."""
-
-    name: str
-    summary: str
-    handler: CommandHandler
-    usage: str = ""
+# Where /help and Telegram's menu begin; every other command follows in inclusion order.
+MENU_FIRST = ("start", "help", "status")
 
 
 class CommandRegistry:
-    """The commands that work right now; /help lists exactly these.
+    """Every feature's router, in the order included (which is the order /help lists).
 
     Filled while the app is assembled, then frozen (as aiohttp freezes an application): from
-    then on what answers a command, a button or free text cannot change.
+    then on what answers a command, a button or free text cannot change. A command, button
+    action or word claimed by two routers is refused when the second is included.
     """
 
     def __init__(self) -> None:
-        self._commands: dict[str, Command] = {}
-        self._actions: dict[str, PressHandler] = {}
-        self._free_text: FreeTextHandler | None = None
-        self._interceptor: Interceptor | None = None
+        self._routers: list[Router] = []
+        self._commands: dict[str, tuple[Router, Command]] = {}
+        self._actions: dict[str, tuple[Router, PressHandler]] = {}
         self._words: dict[str, tuple[str, str]] = {}
         self._frozen = False
 
     def freeze(self) -> None:
-        """No registration from now on."""
+        """No inclusion from now on."""
         self._frozen = True
 
     @property
     def frozen(self) -> bool:
-        """Whether registration is over."""
+        """Whether inclusion is over."""
         return self._frozen
 
-    def _check_open(self, what: str) -> None:
+    def include(self, router: Router) -> None:
+        """Add a feature's router; ValueError when it claims what another already holds."""
         if self._frozen:
-            raise RuntimeError(f"cannot register {what}: the command registry is frozen")
+            raise RuntimeError(f"cannot include {router.name}: the command registry is frozen")
+        self._check_free(router)
+        self._routers.append(router)
+        self._commands.update({n: (router, c) for n, c in router.commands.items()})
+        self._actions.update({n: (router, h) for n, h in router.actions.items()})
+        self._words.update(router.words)
 
-    def command(self, name: str, summary: str, handler: CommandHandler, usage: str = "") -> None:
-        """Register one of the fixed commands."""
-        self._check_open(f"/{name}")
-        if name not in FIXED_COMMANDS:
-            raise ValueError(f"/{name} is not one of Lancelot's commands")
-        self._commands[name] = Command(name, summary, handler, usage)
+    def _check_free(self, router: Router) -> None:
+        """Refuse a router that claims a name, an action or a word already held."""
+        if any(r.name == router.name for r in self._routers):
+            raise ValueError(f"a router named {router.name} is already included")
+        clashes = [
+            *(
+                f"/{n} ({self._commands[n][0].name})"
+                for n in router.commands
+                if n in self._commands
+            ),
+            *(
+                f"the {n} button ({self._actions[n][0].name})"
+                for n in router.actions
+                if n in self._actions
+            ),
+            *(f"the word {w!r}" for w in router.words if w in self._words),
+        ]
+        if router.free_text is not None and self.free_text_handler is not None:
+            clashes.append("free text (already answered)")
+        if clashes:
+            raise ValueError(f"{router.name} claims what is taken: {', '.join(clashes)}")
 
-    def action(self, name: str, handler: PressHandler) -> None:
-        """Register what a button action does."""
-        self._check_open(f"the {name} action")
-        self._actions[name] = handler
-
-    def word(self, word: str, command: str, args: str = "") -> None:
-        """A message that is this one word alone (any case, "Crusader!") runs `/command args`
-        instead of going to the agent, as the specification names some switches."""
-        self._check_open(f"the word {word!r}")
-        if command not in FIXED_COMMANDS:
-            raise ValueError(f"/{command} is not one of Lancelot's commands")
-        self._words[word.lower()] = (command, args)
+    @property
+    def routers(self) -> tuple[Router, ...]:
+        """The routers, in the order included."""
+        return tuple(self._routers)
 
     def parse_word(self, text: str) -> tuple[str, str] | None:
         """The (command, args) a registered word alone stands for, or None."""
         return self._words.get(text.strip().rstrip("!.").strip().lower())
 
-    def free_text(self, handler: FreeTextHandler) -> None:
-        """Register who answers messages that are not commands (the agent)."""
-        self._check_open("the free-text handler")
-        self._free_text = handler
-
-    def intercept(self, handler: Interceptor) -> None:
-        """Register the conversation that sees plain messages (not commands) first."""
-        self._check_open("the interceptor")
-        self._interceptor = handler
-
     @property
-    def interceptor(self) -> Interceptor | None:
-        """The registered interceptor, if any."""
-        return self._interceptor
+    def conversations(self) -> tuple[Conversation, ...]:
+        """The conversations that see plain messages first, in the order included."""
+        return tuple(r.conversation for r in self._routers if r.conversation is not None)
 
     @property
     def free_text_handler(self) -> FreeTextHandler | None:
-        """The registered free-text handler, if any."""
-        return self._free_text
+        """Who answers what nothing else took (the agent), if any router does."""
+        return next((r.free_text for r in self._routers if r.free_text is not None), None)
 
     def get(self, name: str) -> Command | None:
         """A registered command by name (without the slash)."""
-        return self._commands.get(name)
+        found = self._commands.get(name)
+        return found[1] if found is not None else None
 
     def press_handler(self, action: str) -> PressHandler | None:
         """The handler for a button action."""
-        return self._actions.get(action)
+        found = self._actions.get(action)
+        return found[1] if found is not None else None
 
     def listing(self) -> list[Command]:
-        """Registered commands in the documented order."""
-        return [self._commands[n] for n in FIXED_COMMANDS if n in self._commands]
+        """Every command for /help and the menu: the greeting, the list and the state
+        first (what a new owner taps), then router by router in the order included."""
+        every = [c for r in self._routers for c in r.commands.values()]
+        return sorted(every, key=_menu_rank)  # stable: the rest keep inclusion order
+
+
+def _menu_rank(command: Command) -> int:
+    """Its place among MENU_FIRST, or after them all."""
+    return MENU_FIRST.index(command.name) if command.name in MENU_FIRST else len(MENU_FIRST)
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from core.clock import machine_zone
+
 
 def _web_address(value: str) -> str:
     """An http(s) address with a host, kept exactly as written (a path may follow, as the Bot
@@ -198,8 +200,8 @@ class LLMSettings(Section):
 
 class BudgetSettings(Section):
     """Spending caps (USD) on the paid flagship providers; unset means no cap. Days and months
-    are the owner's (chosen in onboarding, else scheduler.timezone, else the jobs file's zone,
-    UTC by default)."""
+    are the owner's (chosen in onboarding, else `timezone`, else scheduler.timezone, else this
+    machine's zone)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -419,6 +421,9 @@ class FilesSettings(Section):
     """The largest file taken from the phone."""
     max_out_mb: float = Field(default=50.0, gt=0)
     """The largest file sent to it."""
+    max_image_mb: float = Field(default=5.0, gt=0, le=20)
+    """The largest picture shown to the model (a photo, or an image sent as a file); a larger
+    one is refused with a note, not sent. 5 MB is Anthropic's cap per image."""
     transcribe_model: str | None = None
     """OpenAI's transcription model; default `whisper-1`."""
 
@@ -439,6 +444,9 @@ class McpSettings(Section):
     """The first wait before a server that died is started again (it doubles)."""
     restart_max_seconds: float = Field(default=300.0, gt=0)
     """The longest wait between two restarts."""
+    offer_all_up_to: int = Field(default=20, ge=0)
+    """With at most this many MCP tools on, the model is offered them all; with more, it is
+    offered `find_tools` and sees a tool once a search found it (prompts stay small)."""
 
 
 class Settings(Section):
@@ -452,6 +460,10 @@ class Settings(Section):
     """The HMAC key for buttons and links; generated into `LANCELOT_HOME/secret.key` if unset."""
     log_level: LogLevel = "INFO"
     """DEBUG, INFO, WARNING or ERROR."""
+    timezone: TimeZone | None = None
+    """Your timezone (an IANA name): every time a card, `/undo`, `/jobs` or the receipt page
+    shows is in it. A zone chosen in onboarding wins; unset: scheduler.timezone, else this
+    machine's zone (`TZ` or /etc/localtime)."""
     web: WebSettings = WebSettings()
     telegram: TelegramSettings = TelegramSettings()
     gchat: GChatSettings = GChatSettings()
@@ -471,6 +483,12 @@ class Settings(Section):
     mcp: McpSettings = McpSettings()
     features: dict[str, bool] = Field(default_factory=dict)
     """`FEATURE_*` switches by name (`crusader: false`); the environment and `features.env` win."""
+
+    @property
+    def owner_timezone(self) -> str:
+        """The owner's zone until onboarding names one: `timezone`, else scheduler.timezone,
+        else this machine's."""
+        return self.timezone or self.scheduler.timezone or machine_zone()
 
     @property
     def telegram_enabled(self) -> bool:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from core.digest.collect import DigestData
 from core.events import Button, Card, CardKind
+from core.security.owner_view import OwnerView
 
 MAX_LINES = 5
-
-
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -28,11 +23,12 @@ def _ledger_line(data: DigestData) -> str:
     return f"TAMPERED{at}: {report.reason}"
 
 
-def _fingerprint(data: DigestData) -> str:
+def _fingerprint(data: DigestData, owner: OwnerView) -> str:
     if data.checkpoint is None:
         verified = data.verify is not None and data.verify.ok
         return "none (the ledger is not signed)" if verified else "none (it does not verify)"
-    return f"{data.checkpoint.fingerprint} (signed {data.checkpoint.time})"
+    signed = owner.when_stamp(data.checkpoint.time, data.until)
+    return f"{data.checkpoint.fingerprint} (signed {signed})"
 
 
 def _key(data: DigestData) -> str:
@@ -42,26 +38,33 @@ def _key(data: DigestData) -> str:
     return data.verify.key or "none (the ledger is not signed)"
 
 
-def digest_card(data: DigestData, card_id: str, buttons: tuple[Button, ...]) -> Card:
-    """The digest card for `data`."""
+def digest_card(
+    data: DigestData, card_id: str, buttons: tuple[Button, ...], owner: OwnerView
+) -> Card:
+    """The digest card for `data`, its times in the owner's (as of the digest's end)."""
+    at = data.until
+    health = [f"{owner.when_stamp(stamp, at)} {what}" for stamp, what in data.health[-MAX_LINES:]]
     fields = (
-        ("Period", f"{_when(data.since)} to {_when(data.until)}"),
+        ("Period", f"{owner.when(data.since, at)} to {owner.when(at, at)}"),
         ("Actions by tier", _counts(data.actions_by_tier)),
         (
             "Approvals",
             f"decided: {_counts(data.approvals_decided)}; pending: {data.approvals_pending}",
         ),
         ("Failures", str(len(data.failures))),
-        ("Health", ", ".join(data.health[-MAX_LINES:]) or "no changes"),
+        ("Health", ", ".join(health) or "no changes"),
         ("Jobs", _counts(data.jobs)),
         ("Tokens", f"{data.tokens:,} (${data.cost_usd:.4f})"),
         ("Ledger", _ledger_line(data)),
-        ("Fingerprint", _fingerprint(data)),
+        ("Fingerprint", _fingerprint(data, owner)),
         ("Key", _key(data)),
     )
     lines: list[str] = []
     if data.misses:
-        lines.append("Missed while down: " + ", ".join(data.misses[:MAX_LINES]))
+        missed = [
+            f"{job} ({owner.when_stamp(stamp, at)})" for job, stamp in data.misses[:MAX_LINES]
+        ]
+        lines.append("Missed while down: " + ", ".join(missed))
     if data.failures:
         lines.append("Latest failures:")
         lines.extend(f"- {line}" for line in data.failures[:MAX_LINES])

@@ -36,9 +36,9 @@ class DigestData:
     approvals_decided: Counter[str] = field(default_factory=Counter)
     approvals_pending: int = 0
     failures: list[str] = field(default_factory=list)
-    health: list[str] = field(default_factory=list)
+    health: list[tuple[str, str]] = field(default_factory=list)  # (ledger time, transition)
     jobs: Counter[str] = field(default_factory=Counter)
-    misses: list[str] = field(default_factory=list)
+    misses: list[tuple[str, str]] = field(default_factory=list)  # (job, ledger time)
     tokens: int = 0
     cost_usd: float = 0.0
     verify: VerifyReport | None = None
@@ -127,7 +127,7 @@ async def _failures_and_health(
         data.failures.append(f"{failed.action_type}/{failed.action_name}: {reason}".rstrip(": "))
     for kind in health:
         for seen in await receipts_between(ledger, since, until, action_type=kind):
-            data.health.append(f"{seen.timestamp[11:16]} {kind.removeprefix('health_')}")
+            data.health.append((seen.timestamp, kind.removeprefix("health_")))
     data.health.sort()
 
 
@@ -140,4 +140,4 @@ async def _jobs(
             outcome = str(meta.get("outcome") or kind.removeprefix("scheduled_job_"))
             data.jobs[f"{run.action_name} {outcome}"] += 1
             if outcome == "missed":
-                data.misses.append(f"{run.action_name} ({run.timestamp[:16].replace('T', ' ')})")
+                data.misses.append((run.action_name, run.timestamp))

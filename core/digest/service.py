@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from core.bus import Bus
 from core.clock import WallClock
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.digest.card import digest_card, failures_card
 from core.digest.collect import DigestData, collect
 from core.events import Button, Card, CardKind
@@ -18,6 +18,7 @@ from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt
 from core.scheduler.job import JobContext
 from core.scheduler.store import SchedulerStore
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.security.viewer_access import ViewerAccess
 
@@ -38,15 +39,18 @@ class DigestService:
     store: SchedulerStore
     tokens: ActionTokens
     wall: WallClock
+    owner: OwnerView  # the card's times in the owner's zone
     viewer: ViewerAccess | None = None
     public_url: str = ""
     _cards: OrderedDict[str, DigestData] = field(default_factory=OrderedDict)
 
     def register(self, registry: CommandRegistry) -> None:
         """/digest and the card's buttons."""
-        registry.command("digest", "a digest of what happened since the last one", self.command)
-        registry.action("digest.failures", self._show_failures)
-        registry.action("digest.approvals", self._show_approvals)
+        router = Router("digest")
+        router.command("digest", "a digest of what happened since the last one", self.command)
+        router.action("digest.failures", self._show_failures)
+        router.action("digest.approvals", self._show_approvals)
+        registry.include(router)
 
     async def scheduled(self, ctx: JobContext) -> str:
         """The daily_digest job: one digest per scheduled time, whatever restarts happen."""
@@ -64,7 +68,7 @@ class DigestService:
         a retry or a restart re-sends the same card at most once per chat."""
         since = await self.store.mark(MARK) or until - FIRST_PERIOD
         data = await self._collect(since, until)
-        card = digest_card(data, card_id, await self._buttons(card_id, data))
+        card = digest_card(data, card_id, await self._buttons(card_id, data), self.owner)
         self._keep(card_id, data)
         refs = await self.bus.broadcast(card, key=card_id)
         await self.store.set_mark(MARK, max(until, since))
@@ -121,7 +125,7 @@ class DigestService:
         data = await self._data(ctx)
         if data is None:
             return None
-        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id, data))
+        return digest_card(data, ctx.card_id, await self._buttons(ctx.card_id, data), self.owner)
 
     async def _reply(self, ctx: PressContext, card: Card) -> None:
         await self.bus.send(ctx.event.channel, ctx.event.chat_id, card)

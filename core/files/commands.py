@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.errors import DeliveryFailed, DeliveryRejected, PolicyDenied
 from core.events import Card, CardKind
 from core.files.inbox import FileRefused
@@ -19,9 +19,11 @@ class FileCommands:
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /get."""
-        registry.command(
+        router = Router("files")
+        router.command(
             "get", "send a workspace file to this chat, e.g. /get report.pdf", self.get, "<path>"
         )
+        registry.include(router)
 
     async def get(self, ctx: CommandContext) -> Card | None:
         """Send the file; the file itself is the answer (a card only when it cannot go)."""

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from core.events import Button, Card, CardKind
 from core.governance.approvals import Approval, ApprovalState
 from core.governance.flow import ASK_MARK
 from core.mcp.naming import plain_call, split_capability
-
-
-def clock_text(ts: float) -> str:
-    """A time as a phone shows it in a card: 14:05 UTC."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
-
+from core.security.owner_view import OwnerView
 
 # What each kind of action does, in the owner's words (the capability id stays in receipts).
 _DOES = {
@@ -67,15 +60,17 @@ def _what_it_does(approval: Approval, why: str) -> str:
     return f"This {does}{detail}{why}"
 
 
-def pending_card(approval: Approval, buttons: tuple[Button, ...]) -> Card:
-    """What will happen to which files, until when the card is valid, Approve and Deny.
-    Tier names and capability ids are in the receipts, not here."""
+def pending_card(
+    approval: Approval, buttons: tuple[Button, ...], owner: OwnerView, now: float
+) -> Card:
+    """What will happen to which files, until when the card is valid (in the owner's time),
+    Approve and Deny. Tier names and capability ids are in the receipts, not here."""
     title = "Approve these changes?" if approval.action.capability == APPLY else "Approve this?"
     return Card(
         kind=CardKind.APPROVAL,
         title=title,
         body=what_it_does(approval),
-        fields=(("Valid until", clock_text(approval.expires_at)),),
+        fields=(("Valid until", owner.until(approval.expires_at, now)),),
         buttons=buttons,
         correlation_id=approval.card_id,
     )
@@ -84,19 +79,21 @@ def pending_card(approval: Approval, buttons: tuple[Button, ...]) -> Card:
 def outcome_card(
     approval: Approval,
     now: float,
+    owner: OwnerView,
     note: str = "",
     buttons: tuple[Button, ...] = (),
     title: str | None = None,
 ) -> Card:
-    """The card after a decision: who, when, where, and what happened (Undo, when the
-    change can still be taken back)."""
+    """The card after a decision: who (the owner's name), when (their time), where, and
+    what happened (Undo, when the change can still be taken back)."""
     state = approval.state
     action = approval.action
     lines = [f"$ {action.command}" if action.command is not None else what_it_does(approval)]
     if approval.decided_by:
         verb = "Approved" if state is not ApprovalState.DENIED else "Denied"
-        when = clock_text(approval.decided_at or now)
-        lines.append(f"{verb} by {approval.decided_by} at {when} via {approval.decided_via}.")
+        when = owner.when(approval.decided_at or now, now)
+        who = owner.who(approval.decided_by)
+        lines.append(f"{verb} by {who} at {when} via {approval.decided_via}.")
     if state is ApprovalState.EXPIRED:
         lines.append("Expired: nobody decided in time, so nothing ran.")
     if state is ApprovalState.INTERRUPTED:

@@ -11,6 +11,7 @@ from core.events import Button, Card
 from core.governance.approval_cards import outcome_card, pending_card
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.effect_followups import EffectFollowUps
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 DECIDE = "approval.decide"
@@ -26,8 +27,10 @@ class ApprovalDelivery:
         bus: Bus,
         clock: Callable[[], float],
         effects: EffectFollowUps | None,
+        owner: OwnerView,
     ) -> None:
         self._store = store
+        self._owner = owner  # the cards' times and names
         self._tokens = tokens
         self._bus = bus
         self._clock = clock
@@ -55,7 +58,7 @@ class ApprovalDelivery:
             payload = {"approval_id": approval.id, "choice": choice, "hash": approval.action_hash}
             token = await self._tokens.issue(DECIDE, payload, approval.card_id, ttl=ttl)
             buttons.append(Button(label, token))
-        return pending_card(approval, tuple(buttons))
+        return pending_card(approval, tuple(buttons), self._owner, self._clock())
 
     async def resend_pending(self, channel: str, chat_id: str) -> int:
         """Send a fresh copy of every pending approval card to one chat (for /approvals).
@@ -75,7 +78,7 @@ class ApprovalDelivery:
         title = None
         if self._effects is not None:
             buttons, title = await self._effects.outcome_buttons(approval)
-        return outcome_card(approval, self._clock(), note, buttons, title=title)
+        return outcome_card(approval, self._clock(), self._owner, note, buttons, title=title)
 
     async def reattach(self, approval: Approval) -> None:
         """After a restart: tell the bus again which messages show this approval's card."""

@@ -16,9 +16,9 @@ from types import TracebackType
 from typing import Self
 
 from core.bus import Bus
+from core.clock import iso
 from core.commands.registry import PressContext
 from core.events import Card
-from core.governance.approval_cards import clock_text
 from core.governance.approval_delivery import ApprovalDelivery
 from core.governance.approval_transitions import ApprovalTransitions
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
@@ -33,6 +33,7 @@ from core.receipts.registry import GovernanceReceipt
 from core.runtime import stopping
 from core.runtime.stopping import StopRequest, StopSwitch
 from core.runtime.tasks import Supervisor
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.tools.action import ToolAction
 
@@ -61,15 +62,17 @@ class ApprovalService:
         clock: Callable[[], float] = time.time,
         remind_after: Callable[[], float | None] = lambda: None,
         *,
+        owner: OwnerView,
         tasks: Supervisor | None = None,
         effects: EffectFollowUps | None = None,
     ) -> None:
         """`timeout` and `remind_after` (seconds after the request; None: no reminder) are
-        read at each use, so a newly activated Soul applies at once. `effects` adds Undo,
-        Dry run again, and dropping a denied dry run."""
+        read at each use, so a newly activated Soul applies at once. `owner`: whose name and
+        time the cards show. `effects` adds Undo, Dry run again, and dropping a denied dry
+        run."""
         self._store = store
         self._clock = clock
-        self._delivery = ApprovalDelivery(store, tokens, bus, clock, effects)
+        self._delivery = ApprovalDelivery(store, tokens, bus, clock, effects, owner)
         self._transitions = ApprovalTransitions(store, ledger, executor, timeout, clock, effects)
         self._waiters = SettlementWaiters()
         self._stoppable: dict[str, StopSwitch] = {}  # approval id -> its waiting task's stop
@@ -209,7 +212,7 @@ class ApprovalService:
         self._transitions.record(
             approval,
             GovernanceReceipt.APPROVAL_REMINDED,
-            f"still undecided; lapses at {clock_text(approval.expires_at)}",
+            f"still undecided; lapses at {iso(approval.expires_at)}",
             ReceiptStatus.PENDING,
             None,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import PolicyDenied
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.governance.approval_delivery import DECIDE
@@ -56,12 +56,14 @@ class GovernanceCommands:
 
     def register(self) -> None:
         """Add /run, /approvals and the approval buttons."""
-        self.registry.command(
+        router = Router("governance")
+        router.command(
             "run", "run a command in the workspace, under governance", self.run, usage="<command>"
         )
-        self.registry.command("approvals", "what is waiting for your decision", self.pending)
-        self.registry.action(DECIDE, self.approvals.on_press)
-        self.registry.action(RERUN, self.rerun)
+        router.command("approvals", "what is waiting for your decision", self.pending)
+        router.action(DECIDE, self.approvals.on_press)
+        router.action(RERUN, self.rerun)
+        self.registry.include(router)
 
     async def run(self, ctx: CommandContext) -> Card | None:
         """Through the one governed path: refuse, ask (the card is the answer), or run."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.governance.crusader import CrusaderMode
 from core.receipts.base import ReceiptStore
@@ -36,10 +36,12 @@ class CrusaderCommands:
 
     def register(self) -> None:
         """Add /crusader, the word, and the switch button."""
+        router = Router("crusader")
         summary = "Crusader mode: scheduled T2 work runs without a card, time-boxed"
-        self.registry.command("crusader", summary, self.command, usage="[on|off]")
-        self.registry.word(WORD, "crusader", "on")
-        self.registry.action(SWITCH, self.pressed)
+        router.command("crusader", summary, self.command, usage="[on|off]")
+        router.word(WORD, "crusader", "on")
+        router.action(SWITCH, self.pressed)
+        self.registry.include(router)
 
     def active(self) -> bool:
         """On right now (and not switched off by FEATURE_CRUSADER)."""

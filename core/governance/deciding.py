@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from core.governance.decision import Decision, DecisionInputs, Verdict
-from core.mcp.naming import soul_tier, split_capability
+from core.mcp.naming import governing_tier, soul_tier, split_capability
 from soul import (
     Action,
     Classification,
@@ -28,7 +28,7 @@ from soul import (
     tier_rank,
 )
 
-RuleKey = tuple[Action, Tier | None, tuple[str, ...] | None]
+RuleKey = tuple[Action, Tier | None, Tier | None, tuple[str, ...] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ Ruling = Classified | Decision
 
 def rule_key(inputs: DecisionInputs) -> RuleKey:
     """What `rule` reads of `inputs` (with the Soul): equal keys, equal rulings."""
-    return (inputs.action, inputs.tool_tier, inputs.effects)
+    return (inputs.action, inputs.tool_tier, inputs.chosen_tier, inputs.effects)
 
 
 def decide(inputs: DecisionInputs, soul: Soul) -> Decision:
@@ -64,7 +64,8 @@ def rule(soul: Soul, inputs: DecisionInputs) -> Ruling:
             denied = denied_by(soul, facts.command)
             if denied is not None:
                 return _refused(denied.id, denied.reason, denied.alternatives)
-        found = classify(soul, facts, default=_unruled(soul, facts.capability, inputs.tool_tier))
+        default = _unruled(soul, facts.capability, inputs.tool_tier, inputs.chosen_tier)
+        found = classify(soul, facts, default=default)
     except UnparseableCommand as exc:
         hint = ("Write the command without unbalanced quotes or deep nesting.",)
         return _refused("unparseable-command", str(exc), hint)
@@ -140,18 +141,22 @@ def _by_effects(soul: Soul, command: Action, present: tuple[str, ...]) -> Ruling
     return Classified(stricter(found, by_rules), reason)
 
 
-def _unruled(soul: Soul, capability: str, declared: Tier | None) -> Tier | None:
+def _unruled(
+    soul: Soul, capability: str, declared: Tier | None, chosen: Tier | None
+) -> Tier | None:
     """The tier of a capability no rule of the Soul names: for an MCP server's tool, the
-    Soul's `risk_rules.mcp` entry if it has one; else the tool's declared tier (None: the
-    Soul's rules and its default tier decide)."""
+    Soul's `risk_rules.mcp` entry and the owner's choice from /mcp over the declared tier
+    (core/mcp/naming.py, governing_tier); else the tool's declared tier (None: the Soul's
+    rules and its default tier decide)."""
     if any(rule.capability == capability for rule in soul.risk_rules.rules):
         return None
     server_tool = split_capability(capability)
-    if server_tool is not None:
-        chosen = soul_tier(soul.risk_rules.mcp, *server_tool)
-        if chosen is not None:
-            return chosen
-    return declared
+    if server_tool is None:
+        return declared
+    ruled = soul_tier(soul.risk_rules.mcp, *server_tool)
+    if declared is None:  # no server offers the tool now: the Soul's entry, if any
+        return ruled
+    return governing_tier(ruled, chosen, declared)
 
 
 def _ask_or_allow(soul: Soul, found: Classification, inputs: DecisionInputs) -> Decision:

@@ -77,6 +77,7 @@ class DecisionInputs:
     effects: tuple[str, ...] | None = None
     ask: str | None = None
     flow: tuple[str, ...] = ()
+    chosen_tier: Tier | None = None  # the owner's choice for an MCP tool, from /mcp
 
     def for_receipt(self) -> dict[str, object]:
         """The inputs as JSON data for the policy_decision receipt."""
@@ -98,6 +99,7 @@ class DecisionInputs:
             "effects": None if self.effects is None else list(self.effects),
             "ask": self.ask,
             "flow": list(self.flow),
+            "chosen_tier": self.chosen_tier,
         }
 
     @classmethod
@@ -117,6 +119,7 @@ class DecisionInputs:
                 effects=_strings(data["effects"], "effects"),
                 ask=_optional_str(data["ask"], "ask"),
                 flow=_strings(data["flow"], "flow") or (),
+                chosen_tier=_tier(data.get("chosen_tier")),  # absent: recorded before /mcp tiers
             )
         except KeyError as exc:
             raise InputsError(f"the recorded inputs lack {exc.args[0]!r}") from None

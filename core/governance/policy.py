@@ -40,11 +40,15 @@ class PolicyEngine:
         crusader: Callable[[], bool] = lambda: False,
         tiers: Callable[[str], Tier | None] = lambda _: None,
         clock: Callable[[], float] = time.time,
+        chosen: Callable[[str], Tier | None] = lambda _: None,
     ) -> None:
         """`tiers` gives a capability's tier from its tool's definition (core/tools/
-        definition.py), for a capability the Soul has no rule for; the Soul's rules win."""
+        definition.py), for a capability the Soul has no rule for; the Soul's rules win.
+        `chosen` gives the tier the owner chose for an MCP tool from /mcp (core/mcp/
+        choices.py): over the definition's and the Soul's `risk_rules.mcp`, never below it."""
         self._soul = soul
         self._tiers = tiers
+        self._chosen = chosen
         self._capabilities = capabilities
         self._crusader = crusader
         self._clock = clock
@@ -77,6 +81,7 @@ class PolicyEngine:
             autonomous=autonomous,
             crusader=self._crusader(),
             tool_tier=self._tiers(facts.capability),
+            chosen_tier=self._chosen(facts.capability),
             effects=None if effects is None else tuple(effects),
             ask=ask,
             flow=tuple(sorted(str(label) for label in flow)),
@@ -149,7 +154,12 @@ class PolicyEngine:
         soul = self._soul()
         facts = _facts(action)
         inputs = DecisionInputs(
-            facts, soul.version, self._digest_of(soul), 0.0, tool_tier=self._tiers(facts.capability)
+            facts,
+            soul.version,
+            self._digest_of(soul),
+            0.0,
+            tool_tier=self._tiers(facts.capability),
+            chosen_tier=self._chosen(facts.capability),
         )
         ruling = self._ruling(soul, inputs)
         if isinstance(ruling, Decision) and ruling.verdict is Verdict.DENY:

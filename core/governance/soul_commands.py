@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.governance.whatif import WhatIf
 from core.receipts.base import ReceiptStore
@@ -99,13 +99,15 @@ class SoulCommands:
 
     def register(self) -> None:
         """Add /soul and the amendment buttons."""
-        self.registry.command(
+        router = Router("soul")
+        router.command(
             "soul",
             "the constitution; /soul propose <yaml> to amend it",
             self.soul,
             usage="[propose <yaml>]",
         )
-        self.registry.action(ACTION, self.on_press)
+        router.action(ACTION, self.on_press)
+        self.registry.include(router)
 
     async def soul(self, ctx: CommandContext) -> Card:
         """Show the active soul, or propose an amendment."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import ConfigError
 from core.events import Button, Card, CardKind
 from core.features import AT_START, DEFAULTS, FeatureFlags
@@ -33,8 +33,10 @@ class FeatureCommands:
 
     def register(self) -> None:
         """Add /features and its buttons."""
-        self.registry.command("features", "the FEATURE_* switches, each with a toggle", self.show)
-        self.registry.action(TOGGLE, self.toggle)
+        router = Router("features")
+        router.command("features", "the FEATURE_* switches, each with a toggle", self.show)
+        router.action(TOGGLE, self.toggle)
+        self.registry.include(router)
 
     async def show(self, ctx: CommandContext) -> Card:
         """Every switch, on or off, and who said so."""

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Protocol
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import LancelotError
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.tools.effects.errors import UndoRefused
 from core.tools.effects.records import Change
@@ -35,10 +35,6 @@ class Changes(Protocol):
         ...
 
 
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
-
-
 class UndoDesk:
     """The Undo buttons, their handler and /undo."""
 
@@ -47,17 +43,21 @@ class UndoDesk:
         changes: Changes,
         tokens: ActionTokens,
         ledger: ReceiptStore,
+        owner: OwnerView,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._changes = changes
         self._tokens = tokens
         self._ledger = ledger
+        self._owner = owner  # the times, in the owner's zone and words
         self._clock = clock
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /undo and the Undo button's action."""
-        registry.command("undo", "take back a recent change to your files", self.listing)
-        registry.action(UNDO, self.on_press)
+        router = Router("undo")
+        router.command("undo", "take back a recent change to your files", self.listing)
+        router.action(UNDO, self.on_press)
+        registry.include(router)
 
     async def button(self, change_id: str, card_id: str) -> Button | None:
         """An Undo button for a change still in its window (None once it is not)."""
@@ -75,12 +75,14 @@ class UndoDesk:
             return Card(CardKind.REPLY, "Nothing to undo", "No recent change can be undone.")
         card = Card(CardKind.REPLY, "Recent changes", "")
         lines, buttons = [], []
+        now = self._clock()
         for n, change in enumerate(recent, 1):
+            until = self._owner.until(change.undo_until, now)
             lines.append(
-                f"{n}. {_when(change.applied_at)} {change.shown}\n"
-                f"   It {change.summary}. Undo until {_when(change.undo_until)}."
+                f"{n}. {self._owner.when(change.applied_at, now)} {change.shown}\n"
+                f"   It {change.summary}. Undo until {until}."
             )
-            ttl = max(change.undo_until - self._clock(), 1.0)
+            ttl = max(change.undo_until - now, 1.0)
             payload = {"change": change.id}
             token = await self._tokens.issue(UNDO, payload, card.correlation_id, ttl=ttl)
             buttons.append(Button(f"Undo {n}", token))

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 
 from core.bus import Bus
 from core.clock import WallClock, iso
-from core.commands.registry import CommandRegistry, PressContext
+from core.commands.registry import CommandRegistry, PressContext, Router
 from core.errors import DeliveryFailed
 from core.events import Button, Card, CardKind
 from core.health.alert_state import AlertStateStore, SavedAlerts, SavedSpell
 from core.health.snapshot import HealthSnapshot
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class HealthAlerts:
         ledger: ReceiptStore,
         tokens: ActionTokens,
         wall: WallClock,
+        owner: OwnerView,
         enabled: Callable[[], bool] = lambda: True,
         store: AlertStateStore | None = None,
     ) -> None:
@@ -55,6 +57,7 @@ class HealthAlerts:
         self._ledger = ledger
         self._tokens = tokens
         self._wall = wall
+        self._owner = owner  # the card's times and names, the owner's
         self._enabled = enabled  # the FEATURE_HEALTH kill switch: receipts only when off
         self.state = "unknown"
         self.muted_until = 0.0
@@ -65,9 +68,11 @@ class HealthAlerts:
 
     def register(self, registry: CommandRegistry) -> None:
         """The alert card's buttons."""
-        registry.action("health.details", self._details)
-        registry.action("health.ack", self._acknowledge)
-        registry.action("health.mute", self._mute)
+        router = Router("health alerts")
+        router.action("health.details", self._details)
+        router.action("health.ack", self._acknowledge)
+        router.action("health.mute", self._mute)
+        registry.include(router)
 
     async def restore(self) -> None:
         """Pick up where the last run left off: a spell still open is not announced again
@@ -220,7 +225,7 @@ class HealthAlerts:
             kind=CardKind.ALERT,
             title="Health degraded",
             body="\n".join(lines),
-            fields=(("Since", iso(episode.since)),),
+            fields=(("Since", self._owner.when(episode.since, self._wall.time())),),
             buttons=await self._buttons(episode.card_id) if buttons else (),
             correlation_id=episode.card_id,
         )
@@ -256,7 +261,8 @@ class HealthAlerts:
         return await self._current(ctx, note, buttons=True)
 
     async def _acknowledge(self, ctx: PressContext) -> Card:
-        return await self._current(ctx, "Acknowledged by the owner.", buttons=False)
+        who = self._owner.name or "the owner"
+        return await self._current(ctx, f"Acknowledged by {who}.", buttons=False)
 
     async def _mute(self, ctx: PressContext) -> Card:
         self.muted_until = self._wall.time() + MUTE_SECONDS
@@ -269,7 +275,10 @@ class HealthAlerts:
             )
         )
         return await self._current(
-            ctx, f"Alerts muted until {iso(self.muted_until)} (receipts still kept).", buttons=False
+            ctx,
+            f"Alerts muted until {self._owner.until(self.muted_until, self._wall.time())} "
+            "(receipts still kept).",
+            buttons=False,
         )
 
 

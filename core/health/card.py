@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from core.clock import iso
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.events import Card, CardKind
 from core.health.snapshot import HealthMonitor
+from core.security.owner_view import OwnerView
 
 
-def _when(ts: float | None) -> str:
-    return iso(ts) if ts else "never"
+def register_health_command(
+    registry: CommandRegistry, health: HealthMonitor, owner: OwnerView
+) -> None:
+    """Add /health (its times in the owner's)."""
 
-
-def register_health_command(registry: CommandRegistry, health: HealthMonitor) -> None:
-    """Add /health."""
+    def _when(ts: float | None) -> str:
+        return owner.when(ts) if ts else "never"
 
     async def show(ctx: CommandContext) -> Card:
         snapshot = await health.snapshot()
@@ -35,4 +36,6 @@ def register_health_command(registry: CommandRegistry, health: HealthMonitor) ->
             title = "Health: ready, degraded" if snapshot.degraded else "Health: ready"
         return Card(kind=CardKind.REPLY, title=title, body=body, fields=fields)
 
-    registry.command("health", "readiness, scheduler and what is degraded", show)
+    router = Router("health")
+    router.command("health", "readiness, scheduler and what is degraded", show)
+    registry.include(router)

@@ -97,8 +97,21 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             ]
             out.append({"role": "assistant", "content": blocks})
             continue
-        out.append({"role": m.role.value, "content": m.content})
+        out.append({"role": m.role.value, "content": _content(m)})
     return out
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    """The text, or with images one base64 image block each and then the text (Anthropic
+    reads images best before the question about them)."""
+    if not message.images:
+        return message.content
+    source = [
+        {"type": "base64", "media_type": image.mime, "data": image.base64()}
+        for image in message.images
+    ]
+    blocks = [{"type": "image", "source": s} for s in source]
+    return [*blocks, {"type": "text", "text": message.content or "(no caption)"}]
 
 
 def _completion(response: Any, provider: str, *, structured: bool) -> Completion:

@@ -101,7 +101,8 @@ def _contents(messages: tuple[Message, ...]) -> list[types.Content]:
             else:
                 out.append(types.Content(role="user", parts=[part]))
             continue
-        parts = [types.Part(text=m.content)] if m.content else []
+        parts = [types.Part.from_bytes(data=i.data, mime_type=i.mime) for i in m.images]
+        parts += [types.Part(text=m.content)] if m.content else []
         parts += [
             types.Part(function_call=types.FunctionCall(id=c.id, name=c.name, args=c.arguments))
             for c in m.tool_calls

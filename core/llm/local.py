@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from core.errors import LancelotError, ProviderUnavailable
+from core.errors import LancelotError, PermanentError, ProviderUnavailable
 from core.llm.constrained import choose, enum_shape
 from core.llm.types import Completion, CompletionRequest, Message, Role, Usage
 from core.runtime.tasks import Supervisor
@@ -24,6 +24,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 WORKER_NICE = 10  # the loop answers /status while the model computes
+CANNOT_SEE = (
+    "My local model cannot see images: it reads text only. To ask about a picture, set a "
+    "model provider key (`lancelot setup`, or OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "GEMINI_API_KEY) and send it again."
+)
 
 
 class LocalProvider:
@@ -116,7 +121,10 @@ class LocalProvider:
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        """Answer one request on the local model; tools are not offered to it."""
+        """Answer one request on the local model; tools are not offered to it, and it
+        cannot see images: a request with one is refused, never answered blind."""
+        if any(message.images for message in request.messages):
+            raise PermanentError("local: images in the request", user_message=CANNOT_SEE)
         await self.load()
         try:
             return await self._in_worker(partial(self._generate, request))

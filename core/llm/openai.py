@@ -90,7 +90,7 @@ def _request_kwargs(request: CompletionRequest, model: str) -> dict[str, Any]:
 def _message(message: Message) -> dict[str, Any]:
     if message.role is Role.TOOL:
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    out: dict[str, Any] = {"role": message.role.value, "content": _content(message)}
     if message.tool_calls:
         out["tool_calls"] = [
             {
@@ -101,6 +101,19 @@ def _message(message: Message) -> dict[str, Any]:
             for c in message.tool_calls
         ]
     return out
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    """The text, or with images the text part and one image_url part (a data URL) each."""
+    if not message.images:
+        return message.content
+    return [
+        {"type": "text", "text": message.content},
+        *(
+            {"type": "image_url", "image_url": {"url": f"data:{i.mime};base64,{i.base64()}"}}
+            for i in message.images
+        ),
+    ]
 
 
 class _Function(BaseModel):

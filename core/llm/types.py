@@ -6,6 +6,7 @@ SDK's types; the router and the agent loop only ever see these.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -48,11 +49,25 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    """A picture the model is shown with a message: its bytes and media type (image/jpeg,
+    image/png, image/webp or image/gif, as every provider takes them)."""
+
+    mime: str
+    data: bytes
+
+    def base64(self) -> str:
+        """The bytes as base64 text, as the JSON APIs carry them."""
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One turn of a conversation.
 
     An ASSISTANT message may carry tool_calls; a TOOL message answers the call named by
-    tool_call_id (and names the tool in `name`).
+    tool_call_id (and names the tool in `name`); a USER message may carry `images`, which
+    each provider sends in its SDK's image form.
     """
 
     role: Role
@@ -60,6 +75,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, CommandRegistry, Router
 from core.events import Card, CardKind
 from core.llm.budget import Budget
 from core.llm.budget import money as _money
@@ -33,7 +33,9 @@ class UsageCommand:
 
     def register(self) -> None:
         """Add /usage to the registry."""
-        self.registry.command("usage", "model tokens, cost and local savings", self.usage)
+        router = Router("usage")
+        router.command("usage", "model tokens, cost and local savings", self.usage)
+        self.registry.include(router)
 
     async def usage(self, ctx: CommandContext) -> Card:
         """The totals since the first model call (they survive restarts)."""

@@ -1,6 +1,8 @@
 """The owner's switches for MCP servers and their tools, as set from /mcp: kept in
 `LANCELOT_HOME/mcp_choices.json` so a choice survives a restart. Everything is on until the
-owner turns it off; mcp.json's own `"disabled"` is the operator's and is not kept here."""
+owner turns it off; mcp.json's own `"disabled"` is the operator's and is not kept here. A
+tool's tier the owner chose (ask first, or run without asking) is kept here too; governance
+reads it (core/mcp/naming.py, governing_tier)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from core.mcp.naming import split_capability
+from soul.schema import TIERS, Tier
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +27,7 @@ class McpChoices:
         self.path = path
         self._servers: dict[str, bool] = {}
         self._tools: dict[str, dict[str, bool]] = {}
+        self._tiers: dict[str, dict[str, Tier]] = {}
         self._read()
 
     def _read(self) -> None:
@@ -37,6 +43,7 @@ class McpChoices:
             return
         servers = data.get("servers") if isinstance(data, dict) else None
         tools = data.get("tools") if isinstance(data, dict) else None
+        self._tiers = _tiers(data.get("tiers") if isinstance(data, dict) else None)
         if isinstance(servers, dict):
             self._servers = {str(k): bool(v) for k, v in servers.items()}
         if isinstance(tools, dict):
@@ -54,6 +61,26 @@ class McpChoices:
         """Whether the owner left this tool of `server` on."""
         return self._tools.get(server, {}).get(tool, True)
 
+    def tier(self, server: str, tool: str) -> Tier | None:
+        """The tier the owner chose for this tool of `server` (None: they chose none)."""
+        return self._tiers.get(server, {}).get(tool)
+
+    def chosen_tier(self, capability: str) -> Tier | None:
+        """The owner's tier for an MCP tool's capability (`mcp.<server>.<tool>`); None for
+        any other capability, or a tool they chose no tier for."""
+        found = split_capability(capability)
+        return self.tier(*found) if found is not None else None
+
+    def set_tier(self, server: str, tool: str, tier: Tier | None) -> None:
+        """Keep the owner's tier for one tool (None: back to what the Soul and the server
+        say); OSError when it cannot be kept."""
+        chosen = self._tiers.setdefault(server, {})
+        if tier is None:
+            chosen.pop(tool, None)
+        else:
+            chosen[tool] = tier
+        self._write()
+
     def switched_off(self) -> frozenset[str]:
         """The servers the owner turned off."""
         return frozenset(name for name, on in self._servers.items() if not on)
@@ -70,7 +97,8 @@ class McpChoices:
 
     def _write(self) -> None:
         """Replace the file at once, readable by the owner only."""
-        text = json.dumps({"servers": self._servers, "tools": self._tools}, indent=2)
+        kept = {"servers": self._servers, "tools": self._tools, "tiers": self._tiers}
+        text = json.dumps(kept, indent=2)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -79,3 +107,21 @@ class McpChoices:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)
+
+
+def _tiers(data: object) -> dict[str, dict[str, Tier]]:
+    """The tiers kept in the file; an entry that names no tier is dropped with a warning (a
+    hand-edited file must not leave a tool at a tier nobody chose)."""
+    if not isinstance(data, dict):
+        return {}
+    kept: dict[str, dict[str, Tier]] = {}
+    for server, chosen in data.items():
+        if not isinstance(chosen, dict):
+            continue
+        for tool, tier in chosen.items():
+            if tier in TIERS:
+                kept.setdefault(str(server), {})[str(tool)] = cast(Tier, tier)
+            else:
+                log.warning("MCP choices: %s.%s's tier %r is none of %s; ignored",
+                            server, tool, tier, ", ".join(TIERS))  # fmt: skip
+    return kept

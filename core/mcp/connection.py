@@ -12,13 +12,12 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from core.mcp.config import HttpServer, ServerSpec, StdioServer
 from core.mcp.model import ToolHints, ToolInfo
 from core.mcp.stderr import StderrPipe
 
 if TYPE_CHECKING:
+    import anyio
     import mcp_types
     from anyio.abc import ObjectReceiveStream, ObjectSendStream
     from mcp.client.session import ClientSession
@@ -93,6 +92,8 @@ async def _forward(
     closed: anyio.Event,
 ) -> None:
     """Pass the transport's messages to the session; mark the end when the stream ends."""
+    import anyio
+
     try:
         async with sink:
             async for item in source:
@@ -140,6 +141,7 @@ async def connect(
     """Start (or reach) the server, initialize a session, and yield it; closing stops the
     server's process (the SDK's shutdown: stdin closed, then the whole process group).
     `request_seconds` bounds each request that has none of its own (initialize, tools/list)."""
+    import anyio  # the SDK's async layer: loaded with the first server, as the SDK is
     from mcp.client.session import ClientSession
     from mcp.shared.message import SessionMessage
 

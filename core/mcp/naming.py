@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 
 from core.mcp.model import ToolHints
-from soul.schema import Tier
+from soul.schema import Tier, tier_rank
 
 PREFIX = "mcp."
 WILDCARD = "*"
@@ -51,6 +51,24 @@ def soul_tier(rules: Mapping[str, Mapping[str, Tier]], server: str, tool: str) -
     server's `*`; None when the Soul says nothing about it."""
     entries = rules.get(server) or {}
     return entries.get(tool) or entries.get(WILDCARD)
+
+
+def governing_tier(soul: Tier | None, chosen: Tier | None, annotated: Tier) -> Tier:
+    """The tier a call of the tool is classified at: the Soul's `risk_rules.mcp` entry over
+    the annotations, and the owner's choice from /mcp over both, like a Soul override of
+    their own, except that it never goes below what the Soul's entry says (raising always
+    goes: the Soul is the constitution, /mcp a tap)."""
+    if chosen is None:
+        return soul or annotated
+    if soul is not None and tier_rank(chosen) < tier_rank(soul):
+        return soul
+    return chosen
+
+
+def asks(tier: Tier) -> bool:
+    """Whether a call at `tier` waits for the owner (an MCP tool at T2 or above always does:
+    Lancelot cannot undo what a server does)."""
+    return tier_rank(tier) >= 2
 
 
 MAX_SHOWN = 200  # characters of one argument an approval card shows

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 
 
 RESTART = BackoffConfig(min_delay=1.0, max_delay=300.0, factor=2.0)
+# The entry that runs a `"sandbox": true` stdio entry inside the sandbox (bot/mcp.py wires
+# core/tools/sandbox/interactive.py); it raises, saying why, when there is no sandbox.
+Confinement = Callable[[StdioServer], Awaitable[StdioServer]]
+NO_SANDBOX = "no sandbox to run it in here; not started outside it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +61,18 @@ class McpServers:
         tasks: Supervisor,
         limits: McpLimits,
         switched_off: Collection[str] = (),
+        sandbox: Confinement | None = None,
     ) -> None:
+        """`sandbox`: how a `"sandbox": true` server is run (None: it is not run at all)."""
         self._specs = {spec.name: spec for spec in config.servers}
+        self._sandbox = sandbox
         self._redactor = redactor
         self._tasks = tasks
         self._limits = limits
         self._connections: dict[str, Connection] = {}
         self._states = {
-            spec.name: _first_state(spec, spec.name in switched_off) for spec in config.servers
+            spec.name: _first_state(spec, spec.name in switched_off, sandbox is not None)
+            for spec in config.servers
         }
         self._changed = asyncio.Condition()
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -192,6 +200,7 @@ class McpServers:
         """Connect, list the tools, be ready until the server ends; why it ended."""
         program = spec.entry.command if isinstance(spec.entry, StdioServer) else None
         try:
+            spec = await self._confined(spec)
             async with connect(spec, stderr, self._limits.connect_timeout) as connection:
                 tools = await connection.list_tools()
                 self._connections[spec.name] = connection
@@ -203,6 +212,15 @@ class McpServers:
             return describe(exc, program)
         finally:
             self._connections.pop(spec.name, None)
+
+    async def _confined(self, spec: ServerSpec) -> ServerSpec:
+        """The spec as started: a sandboxed server's entry runs it in the sandbox."""
+        entry = spec.entry
+        if not isinstance(entry, StdioServer) or not entry.sandbox:
+            return spec
+        if self._sandbox is None:
+            raise RuntimeError(NO_SANDBOX)
+        return ServerSpec(spec.name, await self._sandbox(entry))
 
     async def call(self, server: str, tool: str, arguments: object) -> CallResult:
         """Call `tool` on `server` with `arguments` (the model's, so anything: only an object
@@ -252,15 +270,15 @@ class McpServers:
         )  # fmt: skip
 
 
-def _first_state(spec: ServerSpec, switched_off: bool = False) -> ServerState:
-    """Disabled servers (in mcp.json or by the owner) stay so; a sandboxed one waits for
-    the sandbox's wiring; the rest connect."""
+def _first_state(spec: ServerSpec, switched_off: bool, sandboxed: bool) -> ServerState:
+    """Disabled servers (in mcp.json or by the owner) stay so; one to run in the sandbox
+    fails when there is none (`sandboxed` False), never starting outside it; the rest
+    connect."""
     transport: Literal["stdio", "http"] = "stdio" if _is_stdio(spec) else "http"
     if spec.entry.disabled or switched_off:
         return ServerState(spec.name, transport, "disabled")
-    if isinstance(spec.entry, StdioServer) and spec.entry.sandbox:
-        reason = "running a server inside the sandbox is not available yet; not started outside it"
-        return ServerState(spec.name, transport, "failed", reason=reason)
+    if isinstance(spec.entry, StdioServer) and spec.entry.sandbox and not sandboxed:
+        return ServerState(spec.name, transport, "failed", reason=NO_SANDBOX)
     return ServerState(spec.name, transport, "connecting")
 
 

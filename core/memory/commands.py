@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.memory.model import Commit, MemoryRefused, Provenance
 from core.memory.service import Memory
@@ -40,14 +40,16 @@ class MemoryCommands:
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /memory, /new and their buttons."""
-        registry.command(
+        router = Router("memory")
+        router.command(
             "memory", "what I remember; search, approve, undo", self.show, usage="[search words]"
         )
-        registry.command("new", "start a fresh conversation", self.new)
-        registry.action(APPROVE, self._pressed(self._approve))
-        registry.action(REJECT, self._pressed(self._reject))
-        registry.action(UNDO, self._pressed(self._undo))
-        registry.action(FORGET, self._pressed(self._forget))
+        router.command("new", "start a fresh conversation", self.new)
+        router.action(APPROVE, self._pressed(self._approve))
+        router.action(REJECT, self._pressed(self._reject))
+        router.action(UNDO, self._pressed(self._undo))
+        router.action(FORGET, self._pressed(self._forget))
+        registry.include(router)
 
     async def new(self, ctx: CommandContext) -> Card:
         """/new: earlier turns stop reaching the model (they stay searchable)."""

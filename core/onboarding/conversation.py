@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.bus import Bus
-from core.commands.registry import CommandContext, CommandHandler, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandHandler, PressContext, Router
 from core.errors import DeliveryDeferred, DeliveryFailed
 from core.events import Button, Card, CardKind, Inbound
 from core.llm.key_check import KeyCheck
@@ -85,15 +85,17 @@ class Onboarding:
         """The state for /health: NOT_STARTED, IN_PROGRESS: step n of 4 (...), DONE, SKIPPED."""
         return self._progress.label()
 
-    def register(self, registry: CommandRegistry) -> None:
-        """Take plain messages first, answer the buttons, and begin at /start."""
-        welcome = registry.get("start")
-        registry.intercept(self.take)
-        registry.action(ANSWER, self.pressed)
-        summary = welcome.summary if welcome else "Say hello; the first time, set me up"
-        registry.command("start", summary, self._start(welcome.handler if welcome else None))
+    def router(self, greeting: CommandHandler) -> Router:
+        """/start (begins onboarding the first time or with `setup`, asks the current
+        question while it runs, else answers with `greeting`), the plain messages while it
+        runs, and its buttons."""
+        router = Router("onboarding")
+        router.command("start", "greeting and what I can do", self._start(greeting))
+        router.converse(self.take)
+        router.action(ANSWER, self.pressed)
+        return router
 
-    def _start(self, welcome: CommandHandler | None) -> CommandHandler:
+    def _start(self, greeting: CommandHandler) -> CommandHandler:
         async def start(ctx: CommandContext) -> Card | None:
             wanted = ctx.args.strip().lower() == "setup"
             status = self._progress.status
@@ -101,7 +103,7 @@ class Onboarding:
                 return await self.begin(ctx.event.channel)
             if status is Status.IN_PROGRESS:
                 return await self._ask(ctx.event.channel)
-            return await welcome(ctx) if welcome else None
+            return await greeting(ctx)
 
         return start
 

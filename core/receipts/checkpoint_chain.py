@@ -17,10 +17,12 @@ from core.receipts.base import CHAIN_START, Checkpoint
 Line = tuple[int, Checkpoint]
 
 
-def chain_problem(name: str, lines: Sequence[Line]) -> str | None:
-    """The first break in the chain of `lines` (file `name`, in file order), or None."""
-    before: Line | None = None
-    seen: dict[int, int] = {}  # checkpoint number -> the line it was first on
+def chain_problem(name: str, lines: Sequence[Line], after: Line | None = None) -> str | None:
+    """The first break in the chain of `lines` (file `name`, in file order), or None.
+    `after`: the line just before them, already checked (an incremental verify's anchor);
+    without it the lines must begin the chain."""
+    before: Line | None = after
+    seen: dict[int, int] = {} if after is None else {after[1].number: after[0]}
     for index, here in enumerate(lines):
         problem = _break(name, here, before, seen, lines, index)
         if problem is not None:
@@ -50,7 +52,8 @@ def _break(
     if number == expected:
         return _unlinked(where, checkpoint, before)
     if number < expected:  # the lines so far hold #1 up to #expected - 1, each once
-        return f"{where} is repeated (line {seen[number]} holds it already)"
+        held = f"line {seen[number]}" if number in seen else "an earlier line"
+        return f"{where} is repeated ({held} holds it already)"
     later = (lines[i] for i in range(index + 1, len(lines)))
     moved = next(((at, c.number) for at, c in later if expected <= c.number < number), None)
     if moved is not None:

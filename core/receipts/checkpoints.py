@@ -43,6 +43,7 @@ class CheckpointFile:
     checkpoints: tuple[Checkpoint, ...]
     problems: tuple[str, ...]
     first: Line | None = None
+    anchor_gone: bool = False  # read after a checkpoint that is no longer in the file
 
 
 def utc_now(clock: Callable[[], float] = time.time) -> str:
@@ -81,20 +82,43 @@ class CheckpointLog:
         os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)
 
-    def read(self, verifier: CheckpointVerifier | None) -> CheckpointFile:
+    def read(
+        self, verifier: CheckpointVerifier | None, after: Checkpoint | None = None
+    ) -> CheckpointFile:
         """Every checkpoint whose signature verifies; a problem for each line that does not
         (or for any line at all, without a key to check it), then for the first break in
         their chain. A last line cut short by a crash while writing is skipped: it vouches
-        for nothing."""
+        for nothing. `after`: a checkpoint an earlier verify checked (an incremental verify):
+        only the lines after it are checked and returned, and it must still be there."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return CheckpointFile((), ())
+            data = b""
+            if after is None:
+                return CheckpointFile((), ())
         lines = data.split(b"\n")
         complete, last = lines[:-1], lines[-1]
+        anchor = _anchor(complete, after) if after is not None else None
+        if after is not None and anchor is None:
+            gone = f"{self.path.name}: checkpoint {after.fingerprint}, verified before, is gone"
+            return CheckpointFile((), (gone,), anchor_gone=True)
+        skip = anchor[0] if anchor is not None else 0
+        found, problems = self._checked(complete, verifier, skip)
+        if last.strip() and parse(last) is not None:
+            problems.append(f"{self.path.name}: its last line has no line end (altered)")
+        broken = chain_problem(self.path.name, found, anchor)
+        problems.extend([broken] if broken is not None else [])
+        first = found[0] if found and found[0][1].number == 1 and anchor is None else None
+        return CheckpointFile(tuple(c for _, c in found), tuple(problems), first)
+
+    def _checked(
+        self, complete: list[bytes], verifier: CheckpointVerifier | None, skip: int
+    ) -> tuple[list[Line], list[str]]:
+        """The lines after the first `skip` whose signatures verify, and a problem for each
+        of the others."""
         found: list[Line] = []
         problems: list[str] = []
-        for number, line in enumerate(complete, start=1):
+        for number, line in enumerate(complete[skip:], start=skip + 1):
             if not line.strip():
                 continue
             checkpoint = parse(line)
@@ -110,12 +134,7 @@ class CheckpointLog:
                 )
             else:
                 found.append((number, checkpoint))
-        if last.strip() and parse(last) is not None:
-            problems.append(f"{self.path.name}: its last line has no line end (altered)")
-        broken = chain_problem(self.path.name, found)
-        problems.extend([broken] if broken is not None else [])
-        first = found[0] if found and found[0][1].number == 1 else None
-        return CheckpointFile(tuple(c for _, c in found), tuple(problems), first)
+        return found, problems
 
     def last(self, verifier: CheckpointVerifier) -> Checkpoint | None:
         """The newest checkpoint with a valid signature (reads the end of the file only)."""
@@ -130,6 +149,15 @@ class CheckpointLog:
             if checkpoint is not None and verifier.valid(checkpoint):
                 return checkpoint
         return None
+
+
+def _anchor(complete: list[bytes], checkpoint: Checkpoint) -> Line | None:
+    """The first line holding exactly `checkpoint`, or None. The first: a copy of it put at
+    the end must not let the lines between go unchecked."""
+    for number, line in enumerate(complete, start=1):
+        if line.strip() and parse(line) == checkpoint:
+            return number, checkpoint
+    return None
 
 
 def parse(line: bytes) -> Checkpoint | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.receipts.base import Checkpoint
 from core.receipts.checkpoints import CHECKPOINTS_FILE, CheckpointFile, CheckpointLog
 from core.receipts.signing import KEY_FILE, KeyFiles, read_keys
 
@@ -38,15 +39,21 @@ class Evidence:
         """The checkpoints, checked with the public key, and what is wrong with any line."""
         return self.log.read(self.keys.verifier)
 
-    def problem(self, found: CheckpointFile, head: int) -> str | None:
+    def read_after(self, anchor: Checkpoint) -> CheckpointFile:
+        """The checkpoints after `anchor` (one an earlier verify checked), checked with the
+        public key, and what is wrong with any of those lines or with `anchor`'s place."""
+        return self.log.read(self.keys.verifier, after=anchor)
+
+    def problem(self, found: CheckpointFile, head: int, *, anchored: bool = False) -> str | None:
         """The first thing wrong with the evidence for a ledger of `head` receipts, or None:
         keys that do not belong together, a bad checkpoint line, a break in the chain, or
-        checkpoints that should be there and are not."""
+        checkpoints that should be there and are not (`anchored`: `found` holds only those
+        after a checkpoint an earlier verify checked, which vouches that they were there)."""
         if self.keys.mismatch is not None:
             return self.keys.mismatch
         if found.problems:
             return found.problems[0]
-        return self._unvouched(found, head)
+        return None if anchored else self._unvouched(found, head)
 
     def _unvouched(self, found: CheckpointFile, head: int) -> str | None:
         """The checkpoint file is made when signing starts, before any checkpoint is due: a

@@ -40,6 +40,7 @@ class SwitchReceipt(StrEnum):
 
     TOGGLED = "feature_switched"  # a FEATURE_* toggle: which, on or off, where kept
     MCP_SWITCHED = "mcp_switched"  # an MCP server or tool turned on or off from /mcp
+    MCP_TIER_CHOSEN = "mcp_tier_chosen"  # an MCP tool set to ask first or not, from /mcp
 
 
 class McpReceipt(StrEnum):
@@ -132,6 +133,7 @@ KINDS = KindRegistry(
         ReceiptKind("rollback", S, "files put back after a failed verification"),
         ReceiptKind(SwitchReceipt.TOGGLED, S, "a FEATURE_* switch turned on or off"),
         ReceiptKind(SwitchReceipt.MCP_SWITCHED, S, "an MCP server or tool turned on or off"),
+        ReceiptKind(SwitchReceipt.MCP_TIER_CHOSEN, S, "an MCP tool set to ask first or not"),
         ReceiptKind(McpReceipt.CALLED, S, "an MCP server's tool called", "mcp: {subject}"),
         ReceiptKind("crusader", S, "Crusader mode switched on or off"),
         ReceiptKind("soul_amendment_proposed", S, "a change to the Soul proposed"),

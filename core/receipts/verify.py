@@ -10,11 +10,9 @@ checkpoints removed while their key stays; a fingerprint from elsewhere that dif
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,13 +60,13 @@ def verify_ledger(
     checkpoints = found.checkpoints if found is not None else ()
     position = against if isinstance(against, Fingerprint) else None
     try:
-        spans = _walk_file(path, checkpoints, position, processes)
+        spans = walk_file(path, checkpoints, position, processes)
     except sqlite3.Error as exc:
         reason = f"cannot read the ledger: {exc}"
         return VerifyReport(False, 0, None, reason, str(path), readable=False)
-    walk = _merge(spans)
+    walk = merge(spans)
     if walk.reason is None:
-        _check_ends(walk, checkpoints, position)
+        check_ends(walk, checkpoints, position)
     if walk.reason is None and evidence is not None and found is not None:
         walk.reason = evidence.problem(found, walk.head[0])
     if walk.reason is None and evidence is not None and found is not None:
@@ -102,24 +100,30 @@ def _check_key(verifier: CheckpointVerifier | None, against: KeyFingerprint) -> 
     )
 
 
-def _walk_file(
+def walk_file(
     path: Path,
     checkpoints: Iterable[Checkpoint],
     against: Fingerprint | None,
     processes: int | None,
+    *,
+    low: int | None = None,
 ) -> list[Span]:
-    """Walk the whole ledger, in spans; raises sqlite3.Error for a file it cannot read."""
+    """Walk the ledger from receipt `low` (default: the whole ledger), in spans; raises
+    sqlite3.Error for a file it cannot read."""
     uri = path.resolve().as_uri()
     db = connect(uri)
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         check_version(str(path), SCHEMA, int(version))
-        low, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
+        first, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
     finally:
         db.close()
     if high is None:
         return []
-    low = min(int(low), 1)  # a seq below 1 is itself a problem the walk must see
+    if low is None:
+        low = min(int(first), 1)  # a seq below 1 is itself a problem the walk must see
+    if low > high:
+        return []
     count = max(1, processes or os.cpu_count() or 1)
     if high - low < PARALLEL_FROM:
         count = 1
@@ -128,6 +132,9 @@ def _walk_file(
     spot = against.seq if against is not None else None
     if len(bounds) == 1:
         return [walk_span(uri, *bounds[0], marks[0], spot)]
+    import multiprocessing  # here: a long ledger's verify is the only user of processes
+    from concurrent.futures import ProcessPoolExecutor
+
     spawn = multiprocessing.get_context("spawn")  # never fork a process with threads
     with ProcessPoolExecutor(len(bounds), mp_context=spawn) as pool:
         futures = [
@@ -153,9 +160,15 @@ def _marks_within(
     return marks
 
 
-def _merge(spans: Sequence[Span]) -> _Walk:
-    """The spans in order, up to the first that stopped at a problem."""
-    walk = _Walk()
+def merge(
+    spans: Sequence[Span],
+    *,
+    start: tuple[int, str] = (0, GENESIS_HASH),
+    matched: Checkpoint | None = None,
+) -> _Walk:
+    """The spans in order, up to the first that stopped at a problem; `start` and `matched`:
+    the receipt and the checkpoint before the first span (an incremental verify's)."""
+    walk = _Walk(head=start, last_matched=matched)
     for span in spans:
         walk.checked += span.checked
         walk.matched += span.matched
@@ -182,9 +195,7 @@ def _rewritten(broken: Checkpoint, matched_before: Checkpoint | None) -> str:
     )
 
 
-def _check_ends(
-    walk: _Walk, checkpoints: Iterable[Checkpoint], against: Fingerprint | None
-) -> None:
+def check_ends(walk: _Walk, checkpoints: Iterable[Checkpoint], against: Fingerprint | None) -> None:
     """A ledger that ends before a checkpoint (or the fingerprint) was cut."""
     last = walk.head[0]
     beyond = [c for c in checkpoints if c.seq > last]

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.bus import Bus
-from core.clock import iso
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
@@ -20,6 +19,7 @@ from core.scheduler.config import JobSpec
 from core.scheduler.engine import Scheduler
 from core.scheduler.job import JobContext
 from core.scheduler.proposals import JobProposals
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 
 RUN_WAIT = 10.0  # seconds a Run now press waits to show the outcome on the card
@@ -34,22 +34,25 @@ class JobCommands:
     tokens: ActionTokens
     bus: Bus
     ledger: ReceiptStore
+    owner: OwnerView  # the times in the owner's zone
     chat: ChatJobs | None = None  # jobs created from chat (Delete), with their proposals
     proposals: JobProposals | None = None
     asking: dict[str, str] = field(default_factory=dict)  # job -> its undecided approval card
 
     def register(self, registry: CommandRegistry) -> None:
         """Add /jobs, its buttons, and the approval buttons of gated jobs."""
-        registry.command(
+        router = Router("jobs")
+        router.command(
             "jobs", "scheduled jobs: next run, last outcome, run/pause/resume", self.jobs
         )
-        registry.action("jobs.run", self._run)
-        registry.action("jobs.pause", self._pause)
-        registry.action("jobs.resume", self._resume)
-        registry.action("jobs.delete", self._delete)
-        registry.action("jobs.approve", self._approve)
-        registry.action("jobs.deny", self._deny)
+        router.action("jobs.run", self._run)
+        router.action("jobs.pause", self._pause)
+        router.action("jobs.resume", self._resume)
+        router.action("jobs.delete", self._delete)
+        router.action("jobs.approve", self._approve)
+        router.action("jobs.deny", self._deny)
         self.scheduler.ask_approval = self.ask_approval
+        registry.include(router)
 
     async def jobs(self, ctx: CommandContext) -> Card:
         """The jobs card; `/jobs new <schedule> <what>` proposes a job instead."""
@@ -62,13 +65,14 @@ class JobCommands:
 
     async def _card(self, card_id: str, note: str = "") -> Card:
         lines, buttons = [], []
+        now = self.scheduler.wall.time()
         for spec, state in await self.scheduler.states():
             if not spec.enabled:
                 status = "disabled"
             elif state.paused:
                 status = "paused"
             elif state.next_run_at:
-                status = f"next {iso(state.next_run_at)}"
+                status = f"next {self.owner.when(state.next_run_at, now)}"
             elif self.scheduler.start_error:
                 status = "not scheduled: the scheduler did not start (/health)"
             elif not self.scheduler.started.is_set():
@@ -76,7 +80,7 @@ class JobCommands:
             else:
                 status = "not scheduled"
             last = (
-                f"{state.last_outcome} {iso(state.last_run_at)}"
+                f"{state.last_outcome} {self.owner.when(state.last_run_at, now)}"
                 if state.last_run_at
                 else "never run"
             )
@@ -165,12 +169,12 @@ class JobCommands:
         card_id = f"job-approval-{spec.name}-{ctx.run_id}"
         self.asking[spec.name] = card_id
         payload = {"job": spec.name, "run_id": ctx.run_id}
+        due = self.owner.when(ctx.scheduled_for, self.scheduler.wall.time())
         card = Card(
             kind=CardKind.APPROVAL,
             title=f"Run {spec.name}?",
-            body=f"The scheduled job {spec.name} ({spec.tier}) was due at "
-            f"{iso(ctx.scheduled_for)}. Scheduled work above the Soul's boundary runs only "
-            "when you approve it.",
+            body=f"The scheduled job {spec.name} ({spec.tier}) was due at {due}. Scheduled "
+            "work above the Soul's boundary runs only when you approve it.",
             buttons=(
                 Button("Approve", await self._token("jobs.approve", payload, card_id)),
                 Button("Deny", await self._token("jobs.deny", payload, card_id)),

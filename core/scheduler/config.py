@@ -86,18 +86,6 @@ class SchedulerFile(BaseModel):
     jobs: dict[str, JobSpec] = Field(default_factory=dict)
 
 
-def owner_timezone(path: Path, timezone: str | None) -> str:
-    """The zone the owner's times are read in: the setting, else the jobs file's."""
-    if timezone:
-        return known_zone(timezone)
-    data = _read(path)
-    zone = data.get("timezone", "UTC") if isinstance(data, dict) else "UTC"
-    try:
-        return known_zone(str(zone))
-    except ValueError:
-        return "UTC"  # load_jobs has refused such a file already
-
-
 def _read(path: Path) -> object:
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.bus import Bus
 from core.clock import WallClock
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.events import Button, Card, CardKind, Inbound
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
@@ -83,15 +83,17 @@ class JobProposals:
     def register(self, registry: CommandRegistry) -> None:
         """/remind and the Create, Cancel and pick buttons (/jobs new comes through
         JobCommands, which calls `offer`)."""
-        registry.command(
+        router = Router("job proposals")
+        router.command(
             "remind",
             "a reminder at a time, e.g. /remind in 2 minutes stretch",
             self.remind,
             "<when> <what>",
         )
-        registry.action(CREATE, self._create)
-        registry.action(CANCEL, self._cancel)
-        registry.action(PICK, self._pick)
+        router.action(CREATE, self._create)
+        router.action(CANCEL, self._cancel)
+        router.action(PICK, self._pick)
+        registry.include(router)
 
     async def remind(self, ctx: CommandContext) -> Card:
         """/remind <when> <what>."""

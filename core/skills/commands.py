@@ -7,7 +7,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import PermanentError
 from core.events import Button, Card, CardKind
 from core.security.tokens import ActionTokens
@@ -36,14 +36,16 @@ class SkillCommands:
 
     def register(self) -> None:
         """Add /skills and its buttons."""
-        self.registry.command(
+        router = Router("skills")
+        router.command(
             "skills",
             "the skills; run one, or propose a new one",
             self.skills_command,
             usage="[run <name> {json} | new <name> <description>]",
         )
-        self.registry.action(TOGGLE, self.on_toggle)
-        self.registry.action(DECIDE, self.proposals.on_press)
+        router.action(TOGGLE, self.on_toggle)
+        router.action(DECIDE, self.proposals.on_press)
+        self.registry.include(router)
 
     async def skills_command(self, ctx: CommandContext) -> Card | None:
         """Dispatch on the first word."""

@@ -16,6 +16,7 @@ from core.errors import PermanentError
 from core.events import Button, Card, CardKind
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
+from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.skills.manifest import SkillManifest, load_manifest
 from core.skills.package import (
@@ -74,8 +75,10 @@ class SkillProposals:
         bus: Bus,
         ledger: ReceiptStore,
         staging: Path,
+        owner: OwnerView,
     ) -> None:
         self._db = db
+        self._owner = owner  # who decided, by the name the owner gave
         self._registry = registry
         self._tokens = tokens
         self._bus = bus
@@ -234,7 +237,7 @@ class SkillProposals:
         return Card(
             CardKind.APPROVAL,
             f"{title}: skill {name}",
-            f"{note}\nDecided by {ctx.event.sender_id} via {ctx.event.channel}.",
+            f"{note}\nDecided by {self._owner.who(ctx.event.sender_id)} via {ctx.event.channel}.",
             correlation_id=ctx.card_id,
         )
 

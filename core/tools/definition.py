@@ -109,6 +109,15 @@ def _always(_: ToolSetup) -> bool:
     return True
 
 
+class Offer(StrEnum):
+    """When the model is offered a tool. Hundreds of MCP tools would fill every prompt with
+    their schemas, so past `mcp.offer_all_up_to` of them the model finds the ones it needs."""
+
+    ALWAYS = "always"
+    ON_DEMAND = "on demand"  # offered while few are on, else once find_tools found it
+    WHEN_CROWDED = "when crowded"  # find_tools: offered only while the others are not
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """A model-facing tool. `description` may depend on the settings (web_fetch names the
@@ -125,6 +134,7 @@ class ToolDefinition:
     enabled: Callable[[ToolSetup], bool] = _always
     to_action: Callable[[ToolSetup, dict[str, Any]], ToolAction] | None = None
     provider: Provider | None = None
+    offer: Offer = Offer.ALWAYS
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
 
 # Never text a reader sees: code, styling, embedded objects, navigation and form controls.
 # fmt: off
@@ -183,6 +185,8 @@ def readable(html: bytes, encoding: str, limit: int, base: str = "") -> Page:
     depth = nesting_depth(html)
     if depth > MAX_DEPTH:
         raise TooDeep(f"the page nests elements {depth:,} deep")
+    from selectolax.lexbor import LexborHTMLParser  # the parser loads with the first page
+
     tree = LexborHTMLParser(html.decode(encoding, "replace"))
     title_node = tree.head.css_first("title") if tree.head is not None else None
     title = tidy(title_node.text()) if title_node is not None else ""

@@ -14,6 +14,7 @@ from bot.app import redactor_for
 from core.config import load_settings
 from core.receipts.redaction import MASK
 from tests.bot.test_cli import env_for, lancelot
+from tests.core.mcp.test_sandboxed import probe_in_workspace
 
 pytestmark = pytest.mark.timeout(180)
 BIN = Path(sys.executable).parent
@@ -87,3 +88,11 @@ def test_the_log_redactor_knows_every_servers_secrets(tmp_path: Path) -> None:
     )
     redactor = redactor_for(settings)
     assert redactor.text(f"sent {key} then {token}") == f"sent {MASK} then {MASK}"
+
+
+def test_test_runs_a_sandboxed_server_in_the_sandbox(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    path = declare(tmp_path, probe_in_workspace(home))
+    done = lancelot("mcp", "test", "probe", env=env_for(home, LANCELOT_MCP_CONFIG=str(path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].endswith(" ms over stdio, 3 tools")

@@ -263,3 +263,29 @@ def test_verify_names_the_key_and_checks_it_against_its_fingerprint(used_home: P
     other = lancelot("receipts", "verify", "--against", "key:" + "0" * 16, env=env_for(used_home))
     assert other.returncode == 1
     assert other.stdout.startswith(f"TAMPERED in {used_home / 'ledger.db'}: re-keyed:")
+
+
+async def test_incremental_verify_starts_from_the_last_verified_checkpoint(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    lines = await signed(home)
+    env = env_for(home, LANCELOT_LEDGER_CHECKPOINT_EVERY_RECEIPTS="10")
+    first = lancelot("receipts", "verify", "--incremental", env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.splitlines()[0] == (
+        "incremental: no earlier verify to start from; verified in full"
+    )
+    assert (home / "verified.json").is_file()  # the name docs/security.md gives
+    last = checkpoints_in(lines)[-1]
+    again = lancelot("receipts", "verify", "--incremental", "--json", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    found = json.loads(again.stdout)
+    assert found["since"]["fingerprint"] == last.fingerprint
+    assert found["checked"] == receipts_in(home) - last.seq
+    cut(home, last.seq - 1)
+    broken = lancelot("receipts", "verify", "--incremental", env=env)
+    assert broken.returncode == 1
+    assert broken.stdout.startswith(f"TAMPERED at receipt #{last.seq} in {home / 'ledger.db'}")
+    both = lancelot("receipts", "verify", "--incremental", "--against", "1:abcdef12", env=env)
+    assert both.returncode == 2
+    assert "do not go together" in both.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app import Lancelot
-from core.commands.registry import CommandContext, CommandRegistry, PressContext
+from core.commands.registry import CommandContext, PressContext, Router
 from core.events import Button, ButtonPress, Card, CardKind
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import ReceiptStatus
@@ -21,23 +21,22 @@ async def _crash_press(ctx: PressContext) -> Card:
     raise RuntimeError("a broken button")
 
 
-def _register(commands: CommandRegistry) -> None:
-    commands.command("status", "crashes", _crash)  # replaces the real /status
-    commands.action("broken", _crash_press)
+CRASHING = Router("crashing")
+CRASHING.command("crash", "crashes", _crash)
+CRASHING.action("broken", _crash_press)
 
-
-pytestmark = pytest.mark.app(register=_register)
+pytestmark = pytest.mark.app(routers=[CRASHING])
 
 
 async def test_a_crashing_command_leaves_a_failure_receipt_and_a_short_answer(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
-    card = await say(app, phone, "/status")
-    assert card.title == "/status failed on my side"
+    card = await say(app, phone, "/crash")
+    assert card.title == "/crash failed on my side"
     await app.ledger.flush()
     page = await app.ledger.page(ReceiptQuery(action_type="command"))
     failed = page.receipts[0]
-    assert failed.action_name == "status"
+    assert failed.action_name == "crash"
     assert failed.status == ReceiptStatus.FAILURE
     assert failed.id in card.body  # the owner can find it
     assert failed.error_message is not None

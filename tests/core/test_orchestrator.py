@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app import Lancelot
+from core.commands.registry import Router
 from core.events import Button, ButtonPress, Card, CardKind, Inbound, MessageRef
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
@@ -106,6 +107,10 @@ async def _done(ctx: object) -> Card:
     return Card(kind=CardKind.NOTICE, title="Done")
 
 
+DEMO = Router("demo")
+DEMO.action("demo", _done)
+
+
 async def a_card_with_a_button(app: Lancelot, phone: MemoryChannel) -> tuple[str, MessageRef]:
     """A "Pick" card with one "Go" button (the demo action), delivered: its token and ref."""
     card = Card(kind=CardKind.NOTICE, title="Pick")
@@ -121,7 +126,7 @@ async def a_card_with_a_button(app: Lancelot, phone: MemoryChannel) -> tuple[str
     return token, ref
 
 
-@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
+@pytest.mark.app(routers=[DEMO])
 async def test_valid_button_runs_its_action_and_edits_the_card(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
@@ -145,7 +150,7 @@ async def test_forged_button_changes_nothing(app: Lancelot, phone: MemoryChannel
     assert phone.edits == []
 
 
-@pytest.mark.app(register=lambda commands: commands.action("demo", _done))
+@pytest.mark.app(routers=[DEMO])
 async def test_another_spelling_of_a_button_is_refused_as_a_forgery(
     app: Lancelot, phone: MemoryChannel
 ) -> None:

@@ -103,8 +103,14 @@ def stale_modules(path: str) -> frozenset[str]:
 
 
 def _forget(modules: frozenset[str]) -> None:
+    """Drop the modules, and their names from their packages: `from core.receipts import
+    chain_start` takes the package's attribute when it is there, the old module."""
     for name in modules:
         sys.modules.pop(name, None)
+        package, _, leaf = name.rpartition(".")
+        parent = sys.modules.get(package)
+        if parent is not None and getattr(parent, leaf, None) is not None:
+            delattr(parent, leaf)
 
 
 def _in_child(work: Callable[[], int], timeout: float, quiet: bool = True) -> int | None:

@@ -37,6 +37,15 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
         f"{RECEIPTS}/test_checkpoints.py",
     ),
+    "core/receipts/incremental.py": (f"{RECEIPTS}/test_incremental_verify.py",),
+    "core/receipts/checkpoint_chain.py": (
+        f"{RECEIPTS}/test_checkpoint_chain.py",
+        f"{RECEIPTS}/test_incremental_verify.py",
+    ),
+    "core/receipts/chain_start.py": (
+        f"{RECEIPTS}/test_chain_start.py",
+        f"{RECEIPTS}/test_checkpoint_chain.py",
+    ),
     "soul/linter.py": ("tests/soul/test_linter.py",),
 }
 

@@ -8,7 +8,6 @@ succeeded.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import secrets
 from collections.abc import Sequence
@@ -193,6 +192,8 @@ def _keep(handles: DirHandles, plan: Plan, store: ObjectStore) -> None:
 def _sync(fd: int) -> None:
     """Flush the staged files to disk: one syncfs for the filesystem rather than an fsync per
     file (each fsync is a journal commit)."""
+    import ctypes  # here: only a commit syncs, and an idle process makes none
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.syncfs(fd) == 0:

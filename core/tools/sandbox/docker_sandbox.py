@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -15,7 +14,13 @@ from core.tools.action import ToolAction
 from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
 from core.tools.sandbox.engine import DockerEngine, SandboxUnavailable
-from core.tools.sandbox.limits import EXEC_ENV, MOUNT, SandboxLimits, command_user
+from core.tools.sandbox.limits import (
+    EXEC_ENV,
+    MOUNT,
+    SandboxLimits,
+    command_user,
+    let_command_user_write,
+)
 from core.tools.sandbox.masks import StandIns, revealed
 from core.tools.sandbox.output import OutputSink
 from core.tools.sandbox.pool import WarmPool
@@ -131,8 +136,7 @@ class DockerSandbox:
 
     def _prepare_workspace(self) -> None:
         """Let the command user write the workspace root when Lancelot runs as root."""
-        if os.getuid() == 0 and self._ws.root.stat().st_uid != self._uid:
-            os.chown(self._ws.root, self._uid, self._uid)
+        let_command_user_write(self._ws.root)
 
     async def _exec(self, container: str, command: str) -> ToolResult:
         sink = OutputSink()

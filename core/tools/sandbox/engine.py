@@ -71,11 +71,15 @@ class DockerEngine:
             return self._client
 
     def _connect(self) -> Any:
+        _probe_socket()  # first: with no engine there, the SDK (about 18 MB) is never loaded
         import docker
         from docker.errors import DockerException
 
-        _probe_socket()
-        client = docker.from_env(version=API_VERSION, timeout=int(self._timeout))
+        try:  # a DOCKER_HOST or TLS setting the SDK cannot use: as unreachable as a down one
+            client = docker.from_env(version=API_VERSION, timeout=int(self._timeout))
+        except DockerException as exc:
+            log.info("docker engine at %s unusable: %s", _where(), exc)
+            raise _unreachable() from None
         try:
             client.ping()
         except (DockerException, OSError) as exc:
@@ -93,20 +97,22 @@ class DockerEngine:
 
     def ping(self) -> None:
         """Check the engine answers now; SandboxUnavailable otherwise."""
+        client = self.client()  # SandboxUnavailable before the SDK loads when no engine answers
         from docker.errors import DockerException
 
         try:
-            self.client().ping()
+            client.ping()
         except (DockerException, OSError):
             self.reset()
             self.client()  # reconnect once; raises SandboxUnavailable if still down
 
     def require_image(self, image: str) -> None:
         """SandboxUnavailable (with the build hint) unless `image` exists locally."""
+        api = self.api  # SandboxUnavailable before the SDK loads when no engine answers
         from docker.errors import DockerException, ImageNotFound
 
         try:
-            self.api.inspect_image(image)
+            api.inspect_image(image)
         except ImageNotFound:
             raise SandboxUnavailable(
                 f"the sandbox image {image} is missing; {BUILD_HINT}"

@@ -40,6 +40,13 @@ def command_user() -> int:
     return uid if uid != 0 else FALLBACK_UID
 
 
+def let_command_user_write(root: Path) -> None:
+    """Let the command user write the workspace root when Lancelot runs as root."""
+    uid = command_user()
+    if os.getuid() == 0 and root.stat().st_uid != uid:
+        os.chown(root, uid, uid)
+
+
 def keeper_user(command_uid: int) -> int:
     """The uid of the container's idle process: a different one, so `kill -1` by a command
     (which the pool uses to clean up after it) cannot stop the container."""

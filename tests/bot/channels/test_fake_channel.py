@@ -113,8 +113,8 @@ async def test_a_stranger_pairs_with_the_code_and_stays_owner_after_a_restart(
         _, again = await card_with(peer, "Fake: ada")
 
     assert "on Fake" in greeting.body
-    assert "paired on" in shown(status)
-    assert "paired on" in shown(again)
+    assert "Fake: ada, paired " in shown(status)
+    assert "Fake: ada, paired " in shown(again)
     assert "Pairing code for Fake" not in capsys.readouterr().out  # no pairing the 2nd time
 
 

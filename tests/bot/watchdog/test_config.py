@@ -42,7 +42,10 @@ def test_it_keeps_the_token_the_owner_and_nothing_else(tmp_path: Path) -> None:
     assert config.check_every == 5.0
     assert config.gchat is None
     held = {f.name for f in fields(WatchdogConfig)} | {f.name for f in fields(TelegramAddress)}
-    assert held == {"home", "after", "telegram", "gchat", "base_url", "token", "owner_ids"}
+    assert held == {
+        "home", "after", "telegram", "gchat", "zone", "base_url", "token", "owner_ids"
+    }  # fmt: skip
+    assert config.zone == "UTC"  # the machine's (TZ in tests), as every card's default
     assert {f.name for f in fields(GchatAddress)} == {
         "webhook_url", "service_account_file", "space", "api_base_url"
     }  # fmt: skip

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,19 @@ async def test_the_owner_hears_once_when_beats_stop_and_once_when_they_resume(
         (OWNER, None, None),
     ]
     assert {call.method for call in calls} == {"sendMessage"}
+
+
+async def test_its_times_are_the_owners_not_utc(tmp_path: Path, beats: Beats) -> None:
+    beats.start(pid=43)
+    async with FakeTelegram() as tg:
+        tokyo = replace(config_for(tmp_path, tg), zone="Asia/Tokyo")
+        async with watchdog(tokyo):
+            await asyncio.sleep(2 * AFTER)
+            await beats.stop()
+            down = (await tg.wait_for_sent(1, WAIT))[0]
+    # The beats say Lancelot started at epoch 1000: 00:16 UTC, 09:16 in Tokyo.
+    assert "(pid 43, running since 1 Jan 1970 09:16)" in down["text"]
+    assert "UTC" not in down["text"]
 
 
 async def test_the_last_log_line_is_shown_with_its_secrets_masked(

@@ -89,6 +89,17 @@ def test_an_unknown_time_zone_stops_startup_in_one_line(tmp_path: Path, zone: st
     assert settings.scheduler.timezone == "Asia/Tokyo"
 
 
+def test_the_owners_timezone_is_a_checked_setting_over_the_scheduler_and_machine(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match=r"LANCELOT_TIMEZONE .*IANA time zone"):
+        load_settings(write(tmp_path, ""), environ={"LANCELOT_TIMEZONE": "Europe/Atlantis"})
+    both = {"LANCELOT_TIMEZONE": "Asia/Tokyo", "LANCELOT_SCHEDULER_TIMEZONE": "Europe/Berlin"}
+    assert load_settings(write(tmp_path, ""), environ=both).owner_timezone == "Asia/Tokyo"
+    berlin = {"LANCELOT_SCHEDULER_TIMEZONE": "Europe/Berlin"}
+    assert load_settings(write(tmp_path, ""), environ=berlin).owner_timezone == "Europe/Berlin"
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [

@@ -85,7 +85,7 @@ async def test_digest_after_a_scripted_day(tmp_path: Path) -> None:
         assert fields["Actions by tier"] == "T0 3, T1 1, T2 1"
         assert fields["Approvals"] == "decided: approved 1, denied 1, expired 1; pending: 1"
         assert fields["Failures"] == "1"
-        assert [h.split()[1] for h in fields["Health"].split(", ")] == ["degraded", "recovered"]
+        assert [h.split()[-1] for h in fields["Health"].split(", ")] == ["degraded", "recovered"]
         assert fields["Jobs"] == "nightly missed 1"
         assert fields["Tokens"] == "1,500 ($0.0150)"
         assert fields["Ledger"].startswith("verified, ")

@@ -58,6 +58,7 @@ def service_on(
         lambda: 60.0,
         clock or HandClock(),
         lambda: remind_after,
+        owner=app.owner,
         tasks=tasks,
     )
 

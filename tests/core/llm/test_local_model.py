@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ProviderUnavailable
+from core.errors import PermanentError, ProviderUnavailable
 from core.llm.intent import Intent, classify_intent
-from core.llm.local import LocalProvider
+from core.llm.local import CANNOT_SEE, LocalProvider
 from core.llm.model_file import resolve_model
 from core.llm.prices import PriceTable
 from core.llm.redaction import PiiRedactor
 from core.llm.router import Router
-from core.llm.types import CompletionRequest, Message, Role
+from core.llm.types import CompletionRequest, Image, Message, Role
 from core.llm.usage import UsageBook
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
@@ -143,6 +143,17 @@ async def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "nope.gguf" in caught.value.user_message
     assert not broken.loaded
     assert broken.load_error is not None
+
+
+async def test_a_picture_is_refused_in_words_not_answered_blind(model: LocalProvider) -> None:
+    """The Gemma file reads text only: a request with an image says so, and nothing is
+    generated from the caption alone as if the picture had been seen."""
+    photo = Image("image/jpeg", b"\xff\xd8\xff\xe0" + bytes(64))
+    asked = CompletionRequest(messages=(Message(Role.USER, "what is this?", images=(photo,)),))
+    with pytest.raises(PermanentError) as caught:
+        await model.complete(asked)
+    assert caught.value.user_message == CANNOT_SEE
+    assert "cannot see images" in CANNOT_SEE
 
 
 async def test_without_a_local_model_classification_falls_back_to_keywords(

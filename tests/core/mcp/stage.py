@@ -32,13 +32,16 @@ async def settled(lancelot: Stage, server: str) -> ServerState:
 
 @asynccontextmanager
 async def mcp_stage(
-    tmp_path: Path, servers: dict[str, Any], expect_failed: tuple[str, ...] = ()
+    tmp_path: Path,
+    servers: dict[str, Any],
+    expect_failed: tuple[str, ...] = (),
+    environ: dict[str, str] | None = None,
 ) -> AsyncIterator[Stage]:
     """A fresh Lancelot whose mcp.json declares `servers`, each waited for until settled
-    (ready or off, or failed for those in `expect_failed`)."""
+    (ready or off, or failed for those in `expect_failed`); `environ` adds settings."""
     home = tmp_path / "home"
     declare(home, servers)
-    settings = load_settings(environ={"LANCELOT_HOME": str(home)})
+    settings = load_settings(environ={"LANCELOT_HOME": str(home), **(environ or {})})
     running = Stage(settings, FeatureFlags(environ={}))
     await running.start()
     try:

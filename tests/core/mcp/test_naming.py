@@ -7,8 +7,15 @@ import pytest
 
 from core.agent.mcp_tools import mcp_definition
 from core.mcp import ServerState, ToolHints, ToolInfo
-from core.mcp.naming import annotated_tier, plain_call, soul_tier, split_capability
+from core.mcp.naming import (
+    annotated_tier,
+    governing_tier,
+    plain_call,
+    soul_tier,
+    split_capability,
+)
 from core.tools.definition import ANY_TARGET, Label
+from soul.schema import Tier
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}, "text": {}}}
 
@@ -86,3 +93,20 @@ def test_a_card_says_which_server_does_what_with_which_arguments() -> None:
     assert len(said.split("\n")[1]) == len("message = ") + 200
     assert said.endswith("amend = false")
     assert plain_call("time", "now", {}) == "MCP server time runs its tool now, with no arguments"
+
+
+@pytest.mark.parametrize(
+    ("soul", "chosen", "annotated", "tier"),
+    [
+        (None, None, "T3", "T3"),  # the annotations alone
+        ("T1", None, "T3", "T1"),  # the Soul over them, lower too
+        (None, "T1", "T3", "T1"),  # the owner over them, lower too
+        (None, "T2", "T0", "T2"),  # the owner raises
+        ("T2", "T1", "T3", "T2"),  # never below the Soul's entry
+        ("T1", "T3", "T0", "T3"),  # above it, always
+    ],
+)
+def test_the_owners_tier_acts_like_the_souls_but_never_below_it(
+    soul: Tier | None, chosen: Tier | None, annotated: Tier, tier: Tier
+) -> None:
+    assert governing_tier(soul, chosen, annotated) == tier

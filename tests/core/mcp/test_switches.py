@@ -31,7 +31,9 @@ async def test_mcp_lists_the_servers_with_their_state_and_tools(tmp_path: Path) 
         tools = await lancelot.say("/mcp time", SLOW)
         assert "  get_current_time: on, T0, runs without asking" in tools.body
         assert [b.label for b in tools.buttons] == [
-            "Disable time", "Disable get_current_time", "Disable convert_time",
+            "Disable time",
+            "Disable get_current_time", "Ask before get_current_time",
+            "Disable convert_time", "Ask before convert_time",
         ]  # fmt: skip
         unknown = await lancelot.say("/mcp nothing", SLOW)
         assert unknown.body == "No MCP server is called 'nothing' (time)."

@@ -5,7 +5,9 @@ a crash before the first checkpoint, and a ledger from before checkpoints, are n
 
 from __future__ import annotations
 
+import json
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,15 @@ from .test_checkpoint_chain import (
 EVERY = 10
 
 
+def outputs_of(home: Path, seq: int) -> str:
+    db = sqlite3.connect(home / "ledger.db")
+    try:
+        (found,) = db.execute("SELECT outputs FROM receipts WHERE seq = ?", (seq,)).fetchone()
+    finally:
+        db.close()
+    return str(found)
+
+
 async def restart(home: Path, more: int = 0) -> None:
     """Open the ledger again as `lancelot run` does (with its checkpointer), add `more`
     receipts, close it."""
@@ -50,6 +61,7 @@ async def test_an_emptied_checkpoint_file_then_a_restart_is_named_in_the_ledger(
         await restart(tmp_path, more=3)
     # The restart began a new chain at #1, signed and sound; the ledger says why.
     assert "the checkpoint chain was lost" in caplog.text
+    assert [(r.seq, r.name) for r in records(tmp_path / "ledger.db")] == [(31, "lost")]
     assert failure(tmp_path, every=EVERY) == (
         "ledger.db receipt #31: the checkpoint chain was lost (no checkpoint left while the key"
         " stayed, over 30 receipts) and began again there"
@@ -65,6 +77,9 @@ async def test_a_crash_before_the_first_checkpoint_begins_the_chain_quietly(
     (tmp_path / CHECKPOINTS_FILE).write_text("")  # as a kill before the first checkpoint
     await restart(tmp_path, more=30)
     assert [(r.seq, r.name, r.over) for r in records(tmp_path / "ledger.db")] == [(5, "began", 4)]
+    facts = json.loads(outputs_of(tmp_path, 5))
+    assert facts == {"over": 4, "key": facts["key"], "key_created": False}
+    assert facts["key"].startswith("key:")
     report = verify(tmp_path, every=EVERY)
     assert report.ok, report.reason
 

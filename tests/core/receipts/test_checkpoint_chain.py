@@ -153,6 +153,27 @@ async def test_a_checkpoint_replaced_by_one_signed_with_the_key_is_named(tmp_pat
     )
 
 
+async def test_a_first_checkpoint_not_linked_to_the_chain_start_is_named(tmp_path: Path) -> None:
+    lines = await signed(tmp_path)
+    first = checkpoints_in(lines)[0]
+    forged = Checkpoint(first.seq, first.head, first.time, "", 1, "e" * 64)
+    rewrite(tmp_path, [line_of(forged, private_key(tmp_path)), *lines[1:]])
+    assert failure(tmp_path) == (
+        "checkpoints.jsonl line 1: checkpoint #1 does not carry the link of the chain's start"
+        " (replaced)"
+    )
+
+
+async def test_a_gap_then_a_repeat_is_named_as_the_gap(tmp_path: Path) -> None:
+    """#2 gone and #3 twice: what is missing is #2 (a later #3 moved nothing before it)."""
+    lines = await signed(tmp_path)
+    rewrite(tmp_path, [lines[0], lines[2], lines[2]])
+    assert failure(tmp_path) == (
+        "checkpoints.jsonl line 2: checkpoint #3 follows #1: checkpoint #2 missing before it"
+        " (removed)"
+    )
+
+
 async def test_an_unnumbered_checkpoint_after_numbered_ones_is_named(tmp_path: Path) -> None:
     lines = await signed(tmp_path)
     legacy = Checkpoint(15, head_at(tmp_path, 15), "2030-01-01T00:00:00Z", "", 0, "")

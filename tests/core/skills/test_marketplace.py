@@ -33,7 +33,13 @@ async def propose_lister(app: Lancelot, tmp_path: Path) -> tuple[str, Path]:
     key = Ed25519PrivateKey.generate()
     package = build_skill_package(folder, tmp_path / "lister.zip", signing_key=key)
     proposals = SkillProposals(
-        app.state, registry_of(app), app.tokens, app.bus, app.ledger, app.home / "skill-proposals"
+        app.state,
+        registry_of(app),
+        app.tokens,
+        app.bus,
+        app.ledger,
+        app.home / "skill-proposals",
+        app.owner,
     )
     trusted = frozenset({key.public_key().public_bytes_raw().hex()})
     await proposals.propose_package(package, parent_id=None, trusted_keys=trusted)
@@ -62,9 +68,12 @@ async def test_owner_grants_the_extra_permission_with_a_tap(
 async def test_without_the_grant_the_skill_cannot_act(
     app: Lancelot, phone: MemoryChannel, tmp_path: Path
 ) -> None:
+    app.owner.follow(zone=lambda: None, name=lambda: "Ada")  # as onboarding's name step does
     await propose_lister(app, tmp_path)
     _, card = await phone.next_card()
-    await tap(app, phone, card, "Install without them")
+    decided = await tap(app, phone, card, "Install without them")
+    assert decided is not None
+    assert "Decided by Ada via memory." in decided.body  # not by the sender id
     ran = await say(app, phone, "/skills run lister")
     assert '"text": "not_permitted"' in ran.body
     assert "needs the run_commands permission" in ran.body

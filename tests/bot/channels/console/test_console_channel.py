@@ -9,6 +9,7 @@ import pytest
 
 from bot.app import Lancelot
 from bot.channels.console.channel import MAX_LINE, ConsoleChannel
+from core.commands.registry import Router
 from core.events import Button, Card, CardKind
 
 
@@ -41,13 +42,17 @@ async def _choose(ctx: object) -> Card:
     return Card(kind=CardKind.NOTICE, title="Chosen: yes")
 
 
+CHOOSE = Router("choose")
+CHOOSE.action("choose", _choose)
+
+
 @pytest.fixture
 def pressed() -> list[str]:
     PRESSED.clear()
     return PRESSED
 
 
-@pytest.mark.app(register=lambda commands: commands.action("choose", _choose))
+@pytest.mark.app(routers=[CHOOSE])
 async def test_buttons_are_numbered_and_picked_by_number(app: Lancelot, pressed: list[str]) -> None:
     _console, reader, out = await console_for(app)
     card_id = "card-42"

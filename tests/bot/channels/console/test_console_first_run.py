@@ -17,7 +17,7 @@ import pytest
 from bot.app import Lancelot
 from bot.channels.console.channel import MAX_LINE, ConsoleChannel
 from bot.runner import owner_book
-from core.commands.registry import CommandContext
+from core.commands.registry import CommandContext, Router
 from core.events import Button, Card, CardKind
 from tests.fakes.processes import reap, spawn
 
@@ -41,11 +41,11 @@ async def _decide(ctx: CommandContext) -> Card:
     return Card(kind=CardKind.NOTICE, title="Decided")
 
 
-def _register(commands: object) -> None:
-    commands.action("decide", _decide)  # type: ignore[attr-defined]
+DECIDE = Router("decide")
+DECIDE.action("decide", _decide)
 
 
-@pytest.mark.app(register=_register)
+@pytest.mark.app(routers=[DECIDE])
 async def test_a_card_updated_once_is_printed_once_more(app: Lancelot) -> None:
     reader, out = await console_for(app)
     token = await app.tokens.issue("decide", {}, "card-7")
@@ -59,7 +59,7 @@ async def test_a_card_updated_once_is_printed_once_more(app: Lancelot) -> None:
     assert out.getvalue().count("(updated) [notice] Went ahead") == 1, out.getvalue()
 
 
-@pytest.mark.app(register=_register)
+@pytest.mark.app(routers=[DECIDE])
 async def test_old_and_unknown_button_numbers_get_a_short_answer(app: Lancelot) -> None:
     reader, out = await console_for(app)
     token = await app.tokens.issue("decide", {}, "card-8")

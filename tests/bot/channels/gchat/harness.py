@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
 from bot.pairing import OwnerBook
 from core.clock import Clock
-from core.commands.registry import CommandRegistry
+from core.commands.registry import Router
 from core.config import Settings, load_settings
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import StoredReceipt
@@ -94,16 +94,16 @@ async def running(
     settings: Settings,
     *,
     tg: FakeTelegram | None = None,
-    register: Callable[[CommandRegistry], None] | None = None,
+    routers: Iterable[Router] = (),
     clock: Clock | None = None,
 ) -> AsyncIterator[Running]:
-    """assemble() + attach_telegram() + attach_gchat(), as `lancelot run` does (`register`:
+    """assemble() + attach_telegram() + attach_gchat(), as `lancelot run` does (`routers`:
     the test's own commands and button actions; `clock`: a calendar the test moves)."""
     endpoint = gchat_endpoint(settings)
     hook = webhook_endpoint(settings) if tg is not None else None
     routes = [*(endpoint.routes() if endpoint else ()), *(hook.routes() if hook else ())]
     async with assemble(
-        settings, routes=routes, delivery=QUICK, register=register, clock=clock
+        settings, routes=routes, delivery=QUICK, routers=routers, clock=clock
     ) as app:
         owners = OwnerBook(app.settings, app.home, channels=list(app.channels))
         telegram = None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.commands.registry import CommandRegistry, PressContext
+from core.commands.registry import PressContext, Router
 from core.events import Button, Card, CardKind
 from tests.fakes.gchat import FakeGoogle, texts
 from tests.fakes.gchat.user import Format
@@ -104,11 +104,11 @@ async def test_a_strangers_click_spends_nothing(google: FakeGoogle, tmp_path: Pa
         pressed.append(ctx.event.sender_id)
         return Card(kind=CardKind.NOTICE, title="Done", correlation_id=ctx.card_id)
 
-    def register(commands: CommandRegistry) -> None:
-        commands.action("demo", on_press)
+    demo = Router("demo")
+    demo.action("demo", on_press)
 
     settings = settings_for(google, tmp_path / "home")
-    async with running(google, settings, register=register) as lancelot:
+    async with running(google, settings, routers=[demo]) as lancelot:
         token = await lancelot.app.tokens.issue("demo", {}, "card-9")
         card = Card(
             kind=CardKind.NOTICE,

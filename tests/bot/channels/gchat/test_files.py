@@ -4,12 +4,14 @@ the reply names each and says why nothing was kept, and the words are still hand
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from tests.fakes.gchat import FakeGoogle, texts
+from tests.fakes.llm.openai import FakeOpenAI
 
 from .harness import SPACE, running, settings_for
 
@@ -86,3 +88,34 @@ async def test_get_on_google_chat_names_the_file_it_cannot_upload(
         "I can't send files on gchat: /workspace/notes.txt (1 KB) stays in the workspace." in shown
     )
     assert sent == []
+
+
+async def test_an_uploaded_image_is_shown_to_the_model_with_its_words(
+    google: FakeGoogle, tmp_path: Path
+) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+    resource = google.upload(SPACE, png)
+    async with FakeOpenAI() as model:
+        env = {
+            "LANCELOT_PROVIDER": "openai",
+            "OPENAI_API_KEY": "test-key-not-real",
+            "OPENAI_BASE_URL": model.base_url,
+        }
+        async with running(google, settings_for(google, tmp_path / "home", **env)) as lancelot:
+            event, _ = lancelot.owner.message_event("what does this chart say?")
+            picture = with_attachment(event, resource)
+            picture["message"]["attachment"][0].update(
+                contentName="chart.png", contentType="image/png"
+            )
+            await lancelot.owner.post(picture)
+            await lancelot.app.drain()
+    urls = [
+        part["image_url"]["url"]
+        for seen in model.requests
+        for message in seen.body["messages"]
+        if isinstance(message["content"], list)
+        for part in message["content"]
+        if part["type"] == "image_url"
+    ]
+    assert urls
+    assert set(urls) == {f"data:image/png;base64,{base64.b64encode(png).decode()}"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.setup import attach_telegram, webhook_endpoint
 from bot.pairing import OwnerBook
 from core.clock import Clock
-from core.commands.registry import CommandRegistry
+from core.commands.registry import Router
 from core.config import Settings, load_settings
 from core.delivery.outbox import DeliveryPolicy
 from core.events import Button, Card, CardKind
@@ -104,10 +104,10 @@ async def running(
     clock: Clock | None = None,
     tuning: TelegramTuning = TUNING,
     models: ModelRouter | None = None,
-    register: Callable[[CommandRegistry], None] | None = None,
+    routers: Iterable[Router] = (),
 ) -> AsyncIterator[Running]:
     """assemble() + attach_telegram(), as `lancelot run` does (`models`: the agent's model;
-    `register`: the test's own commands and button actions)."""
+    `routers`: the test's own commands and button actions)."""
     hook = webhook_endpoint(settings)
     async with assemble(
         settings,
@@ -115,7 +115,7 @@ async def running(
         delivery=policy,
         clock=clock,
         models=models,
-        register=register,
+        routers=routers,
     ) as app:
         owners = OwnerBook(app.settings, app.home, channels=list(app.channels))
         channel = await attach_telegram(app, webhook=hook, tuning=tuning, owners=owners)

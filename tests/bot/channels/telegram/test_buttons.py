@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from core.commands.registry import CommandRegistry, PressContext
+from core.commands.registry import PressContext, Router
 from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 
@@ -14,8 +13,8 @@ from .harness import OWNER, STRANGER, eventually, running, settings_for
 NOT_VALID = "That button or link is no longer valid."
 
 
-def count_presses() -> tuple[list[PressContext], Callable[[CommandRegistry], None]]:
-    """The `demo` action, to register at assembly: it records the press and turns the card
+def count_presses() -> tuple[list[PressContext], list[Router]]:
+    """The `demo` action, a router to include at assembly: it records the press and turns the card
     into "Done"."""
     seen: list[PressContext] = []
 
@@ -23,12 +22,14 @@ def count_presses() -> tuple[list[PressContext], Callable[[CommandRegistry], Non
         seen.append(ctx)
         return Card(kind=CardKind.NOTICE, title="Done", correlation_id=ctx.card_id)
 
-    return seen, lambda commands: commands.action("demo", on_press)
+    demo = Router("demo")
+    demo.action("demo", on_press)
+    return seen, [demo]
 
 
 async def test_a_press_acts_once_and_a_replay_is_refused(tg: FakeTelegram, tmp_path: Path) -> None:
-    seen, register = count_presses()
-    async with running(tg, settings_for(tg, tmp_path), register=register) as lancelot:
+    seen, routers = count_presses()
+    async with running(tg, settings_for(tg, tmp_path), routers=routers) as lancelot:
         card, message = await lancelot.card_with_button()
         token = card.buttons[0].action_token
         first = tg.press_button(message["message_id"], token)
@@ -47,8 +48,8 @@ async def test_a_press_acts_once_and_a_replay_is_refused(tg: FakeTelegram, tmp_p
 
 
 async def test_a_forged_button_changes_nothing(tg: FakeTelegram, tmp_path: Path) -> None:
-    seen, register = count_presses()
-    async with running(tg, settings_for(tg, tmp_path), register=register) as lancelot:
+    seen, routers = count_presses()
+    async with running(tg, settings_for(tg, tmp_path), routers=routers) as lancelot:
         forged = Card(kind=CardKind.APPROVAL, title="Pick", buttons=(Button("Go", "A" * 32),))
         ref = await lancelot.app.bus.send("telegram", str(OWNER), forged)
         tg.press_button(int(ref.message_id), "A" * 32)
@@ -65,8 +66,8 @@ async def test_a_forged_button_changes_nothing(tg: FakeTelegram, tmp_path: Path)
 async def test_a_strangers_press_is_not_allowed_and_spends_nothing(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
-    seen, register = count_presses()
-    async with running(tg, settings_for(tg, tmp_path), register=register) as lancelot:
+    seen, routers = count_presses()
+    async with running(tg, settings_for(tg, tmp_path), routers=routers) as lancelot:
         card, message = await lancelot.card_with_button()
         token = card.buttons[0].action_token
         tg.press_button(message["message_id"], token, user_id=STRANGER, chat_id=OWNER)

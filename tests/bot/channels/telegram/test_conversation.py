@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.commands.registry import CommandContext, CommandRegistry
+from core.commands.registry import CommandContext, Router
 from core.events import Button, Card, CardKind
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram.html_check import format_text
@@ -41,12 +41,12 @@ async def test_status_shows_fields_and_typing_while_slow_work_runs(
         await asyncio.sleep(0.3)
         return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
 
-    def register(commands: CommandRegistry) -> None:
-        commands.command("digest", "a slow one", slow)
+    slow_one = Router("slow")
+    slow_one.command("slow", "a slow one", slow)
 
-    async with running(tg, settings_for(tg, tmp_path), register=register) as lancelot:
+    async with running(tg, settings_for(tg, tmp_path), routers=[slow_one]) as lancelot:
         status = await lancelot.say("/status@lancelot_test_bot")
-        digest = await lancelot.say("/digest")
+        digest = await lancelot.say("/slow")
 
     assert status["plain_text"].startswith("Status")
     assert "Channels: telegram" in status["plain_text"]
@@ -63,15 +63,15 @@ async def test_no_typing_while_a_reply_is_on_its_way(tg: FakeTelegram, tmp_path:
         await asyncio.sleep(1.0)
         return Card(kind=CardKind.DIGEST, title="Digest", body="all quiet")
 
-    def register(commands: CommandRegistry) -> None:
-        commands.command("digest", "a slow one", slow)
+    slow_one = Router("slow")
+    slow_one.command("slow", "a slow one", slow)
 
     tuning = replace(TUNING, typing_delay=0.5)
-    async with running(tg, settings_for(tg, tmp_path), register=register, tuning=tuning):
+    async with running(tg, settings_for(tg, tmp_path), routers=[slow_one], tuning=tuning):
         tg.set_delay("sendMessage", 3)  # the first reply stays on its way
         tg.user_message("/help", user_id=OWNER)
         await tg.wait_for(lambda: any(c.method == "sendMessage" for c in tg.calls))
-        tg.user_message("/digest", user_id=OWNER)
+        tg.user_message("/slow", user_id=OWNER)
         await tg.wait_for(lambda: len(tg.sent) >= 2, timeout=10)
 
     assert [m["plain_text"].split("\n")[0] for m in tg.sent][-1] == "Digest"

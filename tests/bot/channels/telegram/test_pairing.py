@@ -104,9 +104,7 @@ async def test_the_right_code_makes_the_sender_the_owner_kept_across_a_restart(
     markup = onboarding["reply_markup"]  # the name Telegram gave, offered as a button
     assert markup is not None
     assert [b["text"] for b in markup["inline_keyboard"][0]] == ["Call me Ada"]
-    assert re.search(
-        rf"Owner: Telegram: {OWNER} \(Ada\), paired on \d{{4}}-\d\d-\d\d", status["plain_text"]
-    )
+    assert re.search(rf"Owner: Telegram: {OWNER} \(Ada\), paired \d\d:\d\d", status["plain_text"])
     kept = tmp_path / "home" / "owners.json"
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert json.loads(kept.read_text())["owners"]["telegram"]["owner_id"] == str(OWNER)
@@ -117,7 +115,7 @@ async def test_the_right_code_makes_the_sender_the_owner_kept_across_a_restart(
         await again.app.drain()
         kinds = [r.action_name for r in await receipts(again, "pairing")]
     assert "Status" in status["plain_text"]
-    assert f"{OWNER} (Ada), paired on" in status["plain_text"]
+    assert f"{OWNER} (Ada), paired " in status["plain_text"]
     assert sorted(kinds) == ["not_a_code", "paired"]  # the /start before the code; the code
 
 

@@ -153,6 +153,15 @@ class AttackStage:
         self.tg.user_file("document", content, file_name=name, caption=caption)
         return await self.until_answered(before)
 
+    async def send_photo(
+        self, content: bytes, caption: str, plan: list[tuple[str, dict[str, Any]]]
+    ) -> Run:
+        """The owner sends a photo with a caption (the model is shown the picture)."""
+        self.obedient.plans[caption] = plan
+        before = len(self.tg.sent)
+        self.tg.user_file("photo", content, caption=caption)
+        return await self.until_answered(before)
+
     async def send_voice(self, transcript: str) -> Run:
         """The owner sends a voice note; the provider hears `transcript`."""
         self.model.transcribe_as(transcript)

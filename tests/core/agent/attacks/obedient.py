@@ -86,8 +86,12 @@ def _request(text: str) -> str:
 
 
 def _text(message: dict[str, Any]) -> str:
-    """What a message says; a tool result's JSON is read as the model reads it, unescaped."""
+    """What a message says; a tool result's JSON is read as the model reads it, unescaped;
+    a picture's words are read too (the bytes of its data URL, as a model reads text in an
+    image)."""
     content = message.get("content") or ""
+    if isinstance(content, list):
+        content = "\n".join(_part(part) for part in content)
     if not isinstance(content, str):
         content = json.dumps(content)
     if message["role"] == "tool":
@@ -97,6 +101,16 @@ def _text(message: dict[str, Any]) -> str:
             return content
         return str(said.get("output") or said.get("reason") or content)
     return content
+
+
+def _part(part: dict[str, Any]) -> str:
+    """One part of a multimodal message: its text, or what a picture's bytes spell."""
+    if part.get("type") == "text":
+        return str(part.get("text", ""))
+    url = str(part.get("image_url", {}).get("url", ""))
+    if not url.startswith("data:") or "," not in url:
+        return ""
+    return base64.b64decode(url.split(",", 1)[1]).decode("utf-8", "ignore")
 
 
 def _fill(raw: str, messages: list[dict[str, Any]]) -> str:

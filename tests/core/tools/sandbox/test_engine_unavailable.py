@@ -10,6 +10,7 @@ from bot.app import Lancelot, assemble
 from core.config import load_settings
 from core.features import FeatureFlags
 from core.receipts.base import ReceiptQuery
+from core.tools.sandbox import DockerEngine
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 
@@ -96,3 +97,13 @@ async def test_with_host_execution_on_the_host_shell_stands_in(
     assert "exit 0\nLinux" in card.body
     assert "(ran on host; skipped docker: the sandbox engine is not reachable" in card.body
     assert [r.decoded("metadata")["runner"] for r in page.receipts] == ["host"]
+
+
+def test_a_docker_host_the_sdk_cannot_use_reads_as_unreachable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "bogus://nowhere")
+    reason = DockerEngine().usable("lancelot-sandbox:any")
+    assert reason == (
+        "the sandbox engine is not reachable: no Docker engine answers at bogus://nowhere"
+    )
