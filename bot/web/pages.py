@@ -10,6 +10,7 @@ from urllib.parse import quote
 from aiohttp import web
 from multidict import MultiMapping
 
+from bot.web.stories import preview
 from core.security.viewer_access import ViewerAccess
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def _templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["receipt_url"] = receipt_url
+    env.filters["in_words"] = preview  # a receipt as its kind reads (the registry's line)
     env.filters["thousands"] = lambda n: f"{n:,}"
     return env
 

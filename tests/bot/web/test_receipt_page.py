@@ -514,3 +514,17 @@ async def test_extra_routes_can_be_passed_in(
     client = await aiohttp_client(app)
     assert (await client.post("/gchat/events")).status == 200
     assert (await client.delete("/gchat/events")).status == 405
+
+
+async def test_a_receipt_page_speaks_in_words(signed_in: Client, ledger: SqliteLedger) -> None:
+    """Its heading reads as the receipt kind's line, not as the ledger's field names (those
+    stay below, as facts)."""
+    granted = Receipt("approval_granted", "shell.apply")
+    asked = Receipt("command", "status", parent_id=granted.id)
+    await store(ledger, granted, asked)
+    body = await page(signed_in, f"/receipts/{granted.id}")
+    heading = body.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    assert "approval granted: shell.apply" in heading
+    assert "approval_granted" not in heading
+    assert "command /status</a>" in body  # the child, in words too
+    assert "<dt>Action type</dt><dd>approval_granted</dd>" in body
