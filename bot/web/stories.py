@@ -237,6 +237,9 @@ def _outcome(root: StoredReceipt, members: Sequence[StoredReceipt], roles: _Role
     return root.status
 
 
+UNSERVED = "agent_reply"  # skipped: the agent had no model to answer with (core/agent/offline.py)
+
+
 def _status(root: StoredReceipt, members: Sequence[StoredReceipt], roles: _Roles) -> str:
     # An undo refused later is a line of its own; the request itself did what it did.
     statuses = {m.status for m in (root, *members) if roles.of(m) is not Role.UNDO}
@@ -245,6 +248,8 @@ def _status(root: StoredReceipt, members: Sequence[StoredReceipt], roles: _Roles
     for status in ("failure", "refused"):
         if status in statuses:
             return status
+    if any(m.action_type == UNSERVED and m.status == "skipped" for m in members):
+        return "skipped"  # no model could answer: the request was not served
     if asked > decided:
         return "pending"
     # A decision's own receipt is a success (it was recorded); a no is not the request's.

@@ -134,6 +134,25 @@ async def test_a_denied_request_ends_refused_with_nothing_run(lancelot: Lancelot
     assert (lancelot.home / "workspace" / "old.txt").exists()
 
 
+async def test_a_request_no_model_could_serve_is_not_a_success(tmp_path: Path) -> None:
+    env = {
+        "LANCELOT_HOME": str(tmp_path / "home"),
+        "LANCELOT_WEB_PORT": "0",
+        "FEATURE_LOCAL_MODEL": "false",  # no provider and no local model: nothing can answer
+    }
+    async with assemble(load_settings(environ=env)) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        card = await say(app, phone, "what should I plant in my garden this week?")
+        assert card.title == "No model provider configured"
+        await app.ledger.flush()
+        text = await browse(app, "/receipts")
+    story = next(s for s in text.split('<li class="story"')[1:] if "plant in my garden" in s)
+    summary = story.split("</summary>", 1)[0]
+    assert 'class="status s-skipped">skipped</span>' in summary
+    assert "s-success" not in summary
+
+
 async def test_older_requests_are_one_link_away(lancelot: Lancelot) -> None:
     phone = MemoryChannel()
     await lancelot.attach(phone)
