@@ -29,6 +29,7 @@ from bot.web.app import build_web_app
 from bot.web.memory import MemoryPage
 from bot.web.replay import ReplayPage
 from bot.web.server import WebServer
+from bot.web.whatif import WhatIfPage
 from core.agent.agent import Agent
 from core.agent.catalog import BUILT_IN
 from core.agent.quest import AgentLimits
@@ -221,7 +222,12 @@ async def _start_kernel(
             access=viewer,
             health=health,
             page_size=settings.web.page_size,
-            routes=[*memory_page.routes(), *_replay_page(viewer, home, ledger).routes(), *routes],
+            routes=[
+                *memory_page.routes(),
+                *_replay_page(viewer, home, ledger).routes(),
+                *WhatIfPage(viewer, home / LEDGER_FILE, soul_store(home), ledger.flush).routes(),
+                *routes,
+            ],
             secure_cookies=settings.public_url.startswith("https://"),
             owner=owner,
         )

@@ -11,6 +11,7 @@ from bot.kernel import Kernel
 from bot.ledger import LEDGER_FILE
 from bot.sandbox import add_shell_providers, open_effects
 from bot.tools import build_tool_router
+from bot.web.whatif import whatif_path
 from core.commands.registry import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService
@@ -153,7 +154,10 @@ async def wire_governance(
     switch.register()
     app.status_buttons.append(switch.button)
     undo.register(registry)
-    SoulCommands(registry, keeper, app.tokens, app.ledger, _what_if(app)).register()
+    listed = None
+    if app.receipt_links:  # this process serves the page the card's list is on
+        listed = lambda amendment: f"{app.settings.public_url}{whatif_path(amendment)}"  # noqa: E731
+    SoulCommands(registry, keeper, app.tokens, app.ledger, _what_if(app), listed).register()
     app.status_fields["Crusader"] = switch.status
     app.status_fields["Soul"] = lambda: f"v{keeper().version}"
     app.status_fields["Tools"] = lambda: (

@@ -96,6 +96,8 @@ class SoulCommands:
     ledger: ReceiptStore
     # What a proposed Soul would have changed over the last WHAT_IF_DAYS days of decisions.
     what_if: Callable[[Soul, int], Awaitable[WhatIf]] | None = None
+    # The receipt page's list of those changes for an amendment (None: no page is served).
+    what_if_url: Callable[[str], str] | None = None
 
     def register(self) -> None:
         """Add /soul and the amendment buttons."""
@@ -160,6 +162,8 @@ class SoulCommands:
         for choice, label in choices:
             token = await self.tokens.issue(ACTION, {"id": amendment.id, "choice": choice}, card_id)
             buttons.append(Button(label, token))
+        if self.what_if is not None and self.what_if_url is not None:
+            buttons.append(Button("See the list", url=self.what_if_url(amendment.id)))
         diff = semantic_diff(amendment.base_yaml, amendment.proposed_yaml)[:MAX_DIFF]
         effect = await self._effect(amendment)
         return Card(

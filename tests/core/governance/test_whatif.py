@@ -3,12 +3,15 @@ would notice (asked more, asked less, refused), told in one sentence."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import aiohttp
 import pytest
 
-from bot.app import Lancelot
+from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
 from core.events import CardKind
 from core.governance.decision import INPUTS_KEY
@@ -136,3 +139,45 @@ async def test_the_amendment_card_states_its_effect_on_the_history(
     assert approved is not None
     assert [b.label for b in approved.buttons] == ["Activate", "Reject"]
     assert approved.body.endswith(f"\n\n{sentence}")
+
+
+async def browse(app: Lancelot, path: str) -> str:
+    """A page as a signed-in browser gets it, unescaped."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        token = await app.viewer.issue_link()
+        async with http.get(f"{app.web_url}/receipts", params={"t": token}) as signed:
+            assert signed.status == 200
+        async with http.get(f"{app.web_url}{path}") as response:
+            assert response.status == 200, await response.text()
+            return html.unescape(await response.text())
+
+
+async def test_the_card_links_to_the_list_of_changes_on_the_receipt_page(
+    tmp_path: Path, docker_image: str
+) -> None:
+    env = {
+        "LANCELOT_HOME": str(tmp_path / "home"),
+        "LANCELOT_SANDBOX_IMAGE": docker_image,
+        "LANCELOT_WEB_PORT": "0",
+    }
+    async with assemble(load_settings(environ=env), web=True) as app:
+        phone = MemoryChannel()
+        await app.attach(phone)
+        for command in ("echo hi > a.txt", "mkdir build", "ls"):
+            assert (await say(app, phone, f"/run {command}", wait=30.0)).kind is CardKind.REPLY
+        card = await say(app, phone, "/soul propose risk_rules: {effects: {creates: T3}}")
+        (link,) = [b.url for b in card.buttons if b.label == "See the list"]
+        assert link is not None
+        path = urlsplit(link).path
+        assert path.startswith("/receipts/whatif/")
+        async with (
+            aiohttp.ClientSession() as stranger,
+            stranger.get(f"{app.web_url}{path}") as refused,
+        ):
+            assert refused.status == 401  # the ledger is private
+        page = await browse(app, path)
+    assert "Over the last 30 days this would have asked you 2 more times." in page
+    assert "Would now ask you: 2" in page
+    assert "echo hi > a.txt (T1 allow, now T3 needs_approval)" in page
+    assert "mkdir build (T1 allow, now T3 needs_approval)" in page
+    assert "Would now run without asking: 0" in page
