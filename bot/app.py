@@ -29,7 +29,6 @@ from bot.web.app import build_web_app
 from bot.web.memory import MemoryPage
 from bot.web.replay import ReplayPage
 from bot.web.server import WebServer
-from bot.web.whatif import WhatIfPage
 from core.agent.agent import Agent
 from core.agent.catalog import BUILT_IN
 from core.agent.quest import AgentLimits
@@ -164,7 +163,8 @@ async def assemble(
 
 
 def _replay_page(viewer: ViewerAccess, home: Path, ledger: SqliteLedger) -> ReplayPage:
-    """The receipt page's replay of a request, reading the home's ledger file and Souls."""
+    """The receipt page's replay of a request and an amendment's what-if, reading the home's
+    ledger file and Souls."""
     return ReplayPage(viewer, home / LEDGER_FILE, soul_store(home), ledger.flush)
 
 
@@ -225,7 +225,6 @@ async def _start_kernel(
             routes=[
                 *memory_page.routes(),
                 *_replay_page(viewer, home, ledger).routes(),
-                *WhatIfPage(viewer, home / LEDGER_FILE, soul_store(home), ledger.flush).routes(),
                 *routes,
             ],
             secure_cookies=settings.public_url.startswith("https://"),

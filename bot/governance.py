@@ -11,7 +11,7 @@ from bot.kernel import Kernel
 from bot.ledger import LEDGER_FILE
 from bot.sandbox import add_shell_providers, open_effects
 from bot.tools import build_tool_router
-from bot.web.whatif import whatif_path
+from bot.web.replay import whatif_path
 from core.commands.registry import CommandRegistry
 from core.errors import StorageError
 from core.governance.approval_service import ApprovalService

@@ -60,7 +60,7 @@ def run_receipts(settings: Settings, args: argparse.Namespace) -> int:
     if args.receipts_command == "export":
         return export(settings, args)
     if args.incremental and args.against is not None:
-        return _error("--incremental and --against do not go together", args.json)
+        return usage_error("--incremental and --against do not go together", args.json)
     return verify(settings, as_json=args.json, against=args.against, incremental=args.incremental)
 
 
@@ -97,7 +97,7 @@ def verify(
             report = verify_ledger(path, evidence, fingerprint)
             _keep_mark(path, report)
     except (ValueError, StorageError) as exc:  # nothing it can check
-        return _error(str(exc), as_json)
+        return usage_error(str(exc), as_json)
     if as_json:
         print(json.dumps(_as_json(report, fingerprint, since, incremental), indent=2))
     elif report.ok:
@@ -180,7 +180,8 @@ def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
     return {"seq": c.seq, "head": c.head, "time": c.time, "fingerprint": c.fingerprint}
 
 
-def _error(message: str, as_json: bool) -> int:
+def usage_error(message: str, as_json: bool) -> int:
+    """Say why there is nothing to check (one JSON object under --json); EXIT_USAGE."""
     if as_json:
         print(json.dumps({"ok": False, "error": message}, indent=2))
     else:
@@ -193,7 +194,7 @@ def export(settings: Settings, args: argparse.Namespace) -> int:
     try:
         path = ledger_path(settings)
     except StorageError as exc:
-        return _error(str(exc), as_json=False)
+        return usage_error(str(exc), as_json=False)
     rows = stored_rows(path, args.first or 1, args.last, args.action_type)
     try:
         if args.out is None:

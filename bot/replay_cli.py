@@ -11,16 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
 from bot.governance import soul_store
-from bot.receipts_cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ledger_path
+from bot.receipts_cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ledger_path, usage_error
 from core.config import Settings
 from core.errors import StorageError
 from core.governance.replay import ReplayReport, SoulSource, one_soul, recorded_souls, replay
-from core.governance.whatif import Tally, WhatIf, what_if_recorded
+from core.governance.whatif import WhatIf, what_if_recorded
 from core.receipts.history import receipt_exists, stored_of_kind
 from core.receipts.registry import GovernanceReceipt
 from soul import Soul, lint_file
@@ -55,7 +54,7 @@ def run_replay(settings: Settings, args: argparse.Namespace) -> int:
         souls = one_soul(proposed) if proposed is not None else _souls_of(settings)
         return _replay(path, args.request, souls, args.json)
     except (ValueError, StorageError, sqlite3.Error) as exc:
-        return _error(str(exc), args.json)
+        return usage_error(str(exc), args.json)
 
 
 def _soul_file(path: Path) -> Soul:
@@ -134,19 +133,11 @@ def _what_if(path: Path, proposed: Soul, days: int, as_json: bool) -> int:
         return EXIT_OK
     print(found.sentence())
     print(f"decided again: {found.decisions:,}; not replayable: {found.not_replayable:,}")
-    for title, tally in _sorts(found):
+    for title, tally in found.sorts():
         print(f"{title}: {tally.count:,}")
         for change in tally.examples:
             print(f"  {change.describe()}")
     return EXIT_OK
-
-
-def _sorts(found: WhatIf) -> tuple[tuple[str, Tally], ...]:
-    return (
-        ("would now ask", found.would_ask),
-        ("would now run without asking", found.would_run),
-        ("would now be refused", found.would_refuse),
-    )
 
 
 def _what_if_json(found: WhatIf) -> dict[str, Any]:
@@ -160,14 +151,6 @@ def _what_if_json(found: WhatIf) -> dict[str, Any]:
                 "count": tally.count,
                 "examples": [c.describe() for c in tally.examples],
             }
-            for title, tally in _sorts(found)
+            for title, tally in found.sorts()
         },
     }
-
-
-def _error(message: str, as_json: bool) -> int:
-    if as_json:
-        print(json.dumps({"ok": False, "error": message}, indent=2))
-    else:
-        print(f"lancelot: {message}", file=sys.stderr)
-    return EXIT_USAGE

@@ -70,6 +70,15 @@ class WhatIf:
         """Decisions that would have gone otherwise."""
         return self.would_ask.count + self.would_run.count + self.would_refuse.count
 
+    def sorts(self) -> tuple[tuple[str, Tally], ...]:
+        """Each way a decision would go otherwise, in words, with its tally (what the CLI
+        and the receipt page list)."""
+        return (
+            ("would now ask", self.would_ask),
+            ("would now run without asking", self.would_run),
+            ("would now be refused", self.would_refuse),
+        )
+
     def sentence(self) -> str:
         """The effect in one sentence, for the amendment's card."""
         period = f"Over the last {self.days} days"

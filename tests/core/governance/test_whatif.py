@@ -177,7 +177,7 @@ async def test_the_card_links_to_the_list_of_changes_on_the_receipt_page(
             assert refused.status == 401  # the ledger is private
         page = await browse(app, path)
     assert "Over the last 30 days this would have asked you 2 more times." in page
-    assert "Would now ask you: 2" in page
+    assert "Would now ask: 2" in page
     assert "echo hi > a.txt (T1 allow, now T3 needs_approval)" in page
     assert "mkdir build (T1 allow, now T3 needs_approval)" in page
     assert "Would now run without asking: 0" in page
