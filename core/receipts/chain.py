@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 Row = tuple[Any, ...]
 SEQ, ID, HASH = 0, 1, 16
 SALVAGE_LIMIT = 4000  # characters of an unstorable value's repr kept in its place
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # what an INTEGER column holds
 
 
 def ledger_row(redactor: Redactor, receipt: Receipt, seq: int, prev_hash: str) -> Row:
@@ -52,8 +53,8 @@ def salvaged(receipt: Receipt, exc: Exception) -> Receipt:
         inputs=_as_repr(r.inputs),
         outputs=_as_repr(r.outputs),
         status=r.status if isinstance(r.status, ReceiptStatus) else ReceiptStatus.FAILURE,
-        duration_ms=r.duration_ms if isinstance(r.duration_ms, int | float) else None,
-        token_count=r.token_count if isinstance(r.token_count, int) else None,
+        duration_ms=_storable(r.duration_ms, float),
+        token_count=_storable(r.token_count, int),
         cognition_tier=_text(r.cognition_tier),
         parent_id=_text(r.parent_id),
         quest_id=_text(r.quest_id),
@@ -159,15 +160,33 @@ def _number(value: float | None) -> str:
 
 
 def _as_stored(number: Any, kind: type[float] | type[int]) -> Any:
-    """A number as its REAL or INTEGER column gives it back (5 -> 5.0, 3.0 -> 3): the hash
-    must cover what verification will read, or an honest receipt would look altered."""
-    if type(number) is kind or number is None:
-        return None if number != number else number  # SQLite stores NaN as NULL
+    """A number as its REAL or INTEGER column gives it back (5 -> 5.0, 3.0 -> 3, True -> 1):
+    the hash must cover what verification will read, or an honest receipt would look altered.
+
+    Raises ValueError for what the column cannot give back as it was: text (SQLite turns
+    "12" into 12) or an integer beyond 64 bits (sqlite3 cannot bind it at all).
+    """
+    if number is None or number != number:
+        return None  # SQLite stores NaN as NULL
+    if isinstance(number, bool):
+        number = int(number)
     if kind is float and isinstance(number, int):
         return float(number)
     if kind is int and isinstance(number, float) and number.is_integer():
-        return int(number)
+        number = int(number)
+    if isinstance(number, int) and not INT64_MIN <= number <= INT64_MAX:
+        raise ValueError(f"{number} does not fit a 64-bit INTEGER column")
+    if not isinstance(number, int | float):
+        raise ValueError(f"not a number: {type(number).__name__}")
     return number
+
+
+def _storable(number: Any, kind: type[float] | type[int]) -> Any:
+    """_as_stored's answer, or None for a value the column cannot hold (a salvaged receipt's)."""
+    try:
+        return _as_stored(number, kind)
+    except (ValueError, OverflowError):
+        return None
 
 
 def chained_rows(

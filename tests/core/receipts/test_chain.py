@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import random
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+import pytest
+
 from core.receipts.chain import content_json, ledger_row
-from core.receipts.model import Receipt, StoredReceipt, canonical_json
+from core.receipts.model import GENESIS_HASH, Receipt, StoredReceipt, canonical_json
 from core.receipts.redaction import Redactor
 
 
@@ -91,3 +95,56 @@ def test_receipts_get_unique_ids_and_utc_microsecond_timestamps() -> None:
         assert re.fullmatch(r"[0-9a-f]{32}", r.id)
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r.timestamp)
         assert before <= datetime.fromisoformat(r.timestamp.replace("Z", "+00:00")) <= after
+
+
+def cyclic(**extra: Any) -> dict[str, Any]:
+    """Data JSON cannot hold: it contains itself."""
+    data: dict[str, Any] = dict(extra)
+    data["self"] = data
+    return data
+
+
+def stored_row(receipt: Receipt) -> StoredReceipt:
+    return StoredReceipt(*ledger_row(Redactor(), receipt, 1, GENESIS_HASH))
+
+
+def test_a_receipt_json_cannot_hold_keeps_its_names_links_and_a_bounded_account(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receipt = Receipt(
+        "tool_run", "fetch", outputs=cyclic(long="x" * 10_000), quest_id="q", metadata={"k": 1}
+    )
+    with caplog.at_level(logging.ERROR, logger="core.receipts.chain"):
+        stored = stored_row(receipt)
+    assert stored.hash == stored.expected_hash()
+    kept = (stored.id, stored.timestamp, stored.action_type, stored.action_name)
+    assert kept == (receipt.id, receipt.timestamp, "tool_run", "fetch")
+    assert (stored.parent_id, stored.cognition_tier, stored.quest_id) == (None, None, "q")
+    assert (stored.inputs, stored.token_count, stored.duration_ms) == ("null", None, None)
+    account = json.loads(stored.outputs)
+    assert len(account) == 4000  # the repr, cut to a bounded size
+    assert account.startswith("{'long': 'xxx")
+    assert json.loads(stored.metadata) == {"salvaged": "{'k': 1}"}
+    assert (stored.error_message or "").startswith("receipt data could not be stored as given")
+    # The log names the receipt and the error's kind, never the data.
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line == f"receipt {receipt.id} (tool_run) stored with its data as text: RecursionError"
+
+
+def test_a_salvaged_receipt_with_empty_names_reads_question_marks() -> None:
+    stored = stored_row(Receipt("", "", outputs=cyclic(), id="", timestamp=""))
+    assert (stored.action_type, stored.action_name, stored.id, stored.timestamp) == ("?",) * 4
+    assert stored.hash == stored.expected_hash()
+
+
+class Unprintable:
+    """A value neither JSON nor repr can write."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_a_value_whose_repr_fails_is_named_by_its_type() -> None:
+    stored = stored_row(Receipt("tool_run", "odd", inputs={"v": 1}, outputs=Unprintable()))
+    assert json.loads(stored.outputs) == "<unprintable Unprintable>"
+    assert json.loads(stored.inputs) == "{'v': 1}"

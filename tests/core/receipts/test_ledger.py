@@ -370,3 +370,35 @@ async def test_recorded_counts_queued_receipts_and_follows_commits(tmp_path: Pat
         assert ledger.recorded == await ledger.count() == 4
     async with SqliteLedger(tmp_path / "ledger.db") as reopened:
         assert reopened.recorded == 4  # read from the file at open
+
+
+@pytest.mark.parametrize(
+    ("numbers", "stored", "salvaged"),
+    [
+        ({"token_count": 5.0, "duration_ms": 7}, (5, 7.0), False),
+        ({"token_count": 2.5, "duration_ms": 1.5}, (2.5, 1.5), False),
+        ({"token_count": True, "duration_ms": False}, (1, 0.0), False),
+        ({"token_count": float("nan"), "duration_ms": float("nan")}, (None, None), False),
+        ({"token_count": 2**63 - 1, "duration_ms": 2**70}, (2**63 - 1, 2.0**70), False),
+        ({"token_count": 2**63}, (None, None), True),  # sqlite3 cannot bind it
+        ({"token_count": 1e300}, (None, None), True),
+        ({"token_count": "12"}, (None, None), True),  # SQLite would turn the text into 12
+        ({"duration_ms": "3"}, (None, None), True),
+        ({"duration_ms": 10**400}, (None, None), True),  # no float holds it
+    ],
+)
+async def test_numbers_are_stored_as_their_columns_give_them_back(
+    tmp_path: Path, numbers: dict[str, object], stored: tuple[object, object], salvaged: bool
+) -> None:
+    # The hash covers what verification reads back; a number the column would change, or
+    # cannot hold at all, is kept out of it (with a note) rather than stop the writer.
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        receipt = await ledger.append_durable(Receipt("command", "n", **numbers))  # type: ignore[arg-type]
+        back = await ledger.get(receipt.id)
+        assert back is not None
+        assert (back.token_count, back.duration_ms) == stored
+        assert [type(v) for v in (back.token_count, back.duration_ms)] == [type(v) for v in stored]
+        noted = "could not be stored as given" in (back.error_message or "")
+        assert noted == salvaged
+        assert (await ledger.verify()).ok
+        assert ledger.healthy
