@@ -154,6 +154,9 @@ class _Tracer:
 
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         self.current = nodeid
+        # Python turns tracing off for good when a traced frame overflows the stack (a test
+        # of cyclic data): armed again per test, the tests after such a one are still seen.
+        sys.settrace(self.trace)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
         self.current = None
