@@ -97,11 +97,9 @@ def test_receipts_get_unique_ids_and_utc_microsecond_timestamps() -> None:
         assert before <= datetime.fromisoformat(r.timestamp.replace("Z", "+00:00")) <= after
 
 
-def cyclic(**extra: Any) -> dict[str, Any]:
-    """Data JSON cannot hold: it contains itself."""
-    data: dict[str, Any] = dict(extra)
-    data["self"] = data
-    return data
+def unstorable(text: str = "") -> str:
+    """Text JSON takes but UTF-8 cannot hold: a lone surrogate."""
+    return "caf\udce9" + text
 
 
 def stored_row(receipt: Receipt) -> StoredReceipt:
@@ -112,7 +110,13 @@ def test_a_receipt_json_cannot_hold_keeps_its_names_links_and_a_bounded_account(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     receipt = Receipt(
-        "tool_run", "fetch", outputs=cyclic(long="x" * 10_000), quest_id="q", metadata={"k": 1}
+        "tool_run",
+        "fetch",
+        outputs=unstorable("x" * 10_000),
+        token_count=3,
+        duration_ms=1.5,
+        quest_id="q",
+        metadata={"k": 1},
     )
     with caplog.at_level(logging.ERROR, logger="core.receipts.chain"):
         stored = stored_row(receipt)
@@ -120,19 +124,21 @@ def test_a_receipt_json_cannot_hold_keeps_its_names_links_and_a_bounded_account(
     kept = (stored.id, stored.timestamp, stored.action_type, stored.action_name)
     assert kept == (receipt.id, receipt.timestamp, "tool_run", "fetch")
     assert (stored.parent_id, stored.cognition_tier, stored.quest_id) == (None, None, "q")
-    assert (stored.inputs, stored.token_count, stored.duration_ms) == ("null", None, None)
+    assert (stored.inputs, stored.token_count, stored.duration_ms) == ("null", 3, 1.5)
     account = json.loads(stored.outputs)
     assert len(account) == 4000  # the repr, cut to a bounded size
-    assert account.startswith("{'long': 'xxx")
+    assert account.startswith("'caf\\udce9xxx")
     assert json.loads(stored.metadata) == {"salvaged": "{'k': 1}"}
     assert (stored.error_message or "").startswith("receipt data could not be stored as given")
     # The log names the receipt and the error's kind, never the data.
     [line] = [r.getMessage() for r in caplog.records]
-    assert line == f"receipt {receipt.id} (tool_run) stored with its data as text: RecursionError"
+    assert (
+        line == f"receipt {receipt.id} (tool_run) stored with its data as text: UnicodeEncodeError"
+    )
 
 
 def test_a_salvaged_receipt_with_empty_names_reads_question_marks() -> None:
-    stored = stored_row(Receipt("", "", outputs=cyclic(), id="", timestamp=""))
+    stored = stored_row(Receipt("", "", outputs=unstorable(), id="", timestamp=""))
     assert (stored.action_type, stored.action_name, stored.id, stored.timestamp) == ("?",) * 4
     assert stored.hash == stored.expected_hash()
 

@@ -380,7 +380,9 @@ async def test_recorded_counts_queued_receipts_and_follows_commits(tmp_path: Pat
         ({"token_count": True, "duration_ms": False}, (1, 0.0), False),
         ({"token_count": float("nan"), "duration_ms": float("nan")}, (None, None), False),
         ({"token_count": 2**63 - 1, "duration_ms": 2**70}, (2**63 - 1, 2.0**70), False),
+        ({"token_count": -(2**63)}, (-(2**63), None), False),
         ({"token_count": 2**63}, (None, None), True),  # sqlite3 cannot bind it
+        ({"token_count": -(2**63) - 1}, (None, None), True),
         ({"token_count": 1e300}, (None, None), True),
         ({"token_count": "12"}, (None, None), True),  # SQLite would turn the text into 12
         ({"duration_ms": "3"}, (None, None), True),
