@@ -216,7 +216,10 @@ def check_ends(walk: _Walk, checkpoints: Iterable[Checkpoint], against: Fingerpr
             f"truncated: the ledger ends at receipt #{last}, but the fingerprint {against}"
             f" vouches for {against.seq:,} receipts"
         )
-    elif walk.against_hash is None or not walk.against_hash.startswith(against.prefix):
-        found = fingerprint(against.seq, walk.against_hash or "?")
+        return
+    # Receipt #0 is the chain's start: the fingerprint an empty ledger reports.
+    seen = GENESIS_HASH if against.seq == 0 else walk.against_hash
+    if seen is None or not seen.startswith(against.prefix):
+        found = fingerprint(against.seq, seen or "?")
         walk.bad_seq = against.seq
         walk.reason = f"rewritten: receipt #{against.seq} is {found}, not the fingerprint {against}"
