@@ -33,9 +33,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
+        f"{RECEIPTS}/test_verify.py",
         f"{RECEIPTS}/test_ledger.py",
         f"{RECEIPTS}/test_checkpoint_chain.py",
         f"{RECEIPTS}/test_checkpoints.py",
+        f"{RECEIPTS}/test_chain_start.py",
+        f"{RECEIPTS}/test_incremental_verify.py",
     ),
     "core/receipts/incremental.py": (f"{RECEIPTS}/test_incremental_verify.py",),
     "core/receipts/checkpoint_chain.py": (

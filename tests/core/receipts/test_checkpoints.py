@@ -174,6 +174,21 @@ async def test_an_edit_rehashed_to_the_end_is_a_rewrite_naming_the_checkpoint(
     assert report.last_checkpoint.seq < 14  # the last one that still matched
 
 
+async def test_a_rewrite_names_the_last_checkpoint_that_still_holds(tmp_path: Path) -> None:
+    await filled(tmp_path, 30, every=10)
+    rechain(tmp_path, 14)
+    report = verify(tmp_path)
+    assert report.last_checkpoint is not None
+    since = report.last_checkpoint.fingerprint
+    assert f"; something from after {since} up to here was changed and" in (report.reason or "")
+    rechain(tmp_path, 3)  # before every checkpoint: only the start vouches for what came before
+    report = verify(tmp_path)
+    assert report.last_checkpoint is None
+    assert (report.reason or "").endswith(
+        "; something from after the first receipt up to here was changed and the chain re-hashed"
+    )
+
+
 async def test_a_forged_or_deleted_checkpoint_file_is_reported(tmp_path: Path) -> None:
     await filled(tmp_path, 10)
     path = tmp_path / CHECKPOINTS_FILE
