@@ -112,8 +112,10 @@ async def test_a_fingerprint_names_the_receipt_that_differs_or_the_receipts_miss
     await ledger_of(path, 9)
     other = verify_ledger(path, against=Fingerprint.parse("4:0123456789abcdef"))
     assert (other.ok, other.first_bad_seq) == (False, 4)
-    assert other.reason == (
-        f"rewritten: receipt #4 is 4:{head_of(path, 4)[:16]}, not the fingerprint 4:0123456789abcdef"
+    actual = head_of(path, 4)[:16]
+    assert (
+        other.reason
+        == f"rewritten: receipt #4 is 4:{actual}, not the fingerprint 4:0123456789abcdef"
     )
     beyond = verify_ledger(path, against=Fingerprint.parse("12:0123456789abcdef"))
     assert (beyond.ok, beyond.first_bad_seq) == (False, 10)
