@@ -40,6 +40,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_chain_start.py",
         f"{RECEIPTS}/test_incremental_verify.py",
     ),
+    "core/receipts/signing.py": (
+        f"{RECEIPTS}/test_signing.py",
+        f"{RECEIPTS}/test_checkpoint_chain.py",
+        f"{RECEIPTS}/test_chain_start.py",  # whether this start made the key, in a receipt
+    ),
     "core/receipts/incremental.py": (f"{RECEIPTS}/test_incremental_verify.py",),
     "core/receipts/checkpoint_chain.py": (
         f"{RECEIPTS}/test_checkpoint_chain.py",
