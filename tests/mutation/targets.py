@@ -45,6 +45,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
         f"{RECEIPTS}/test_chain_start.py",  # whether this start made the key, in a receipt
     ),
+    "core/receipts/redaction.py": (
+        f"{RECEIPTS}/test_redaction.py",
+        f"{RECEIPTS}/test_encoded_secrets.py",
+    ),
     "core/receipts/incremental.py": (f"{RECEIPTS}/test_incremental_verify.py",),
     "core/receipts/checkpoint_chain.py": (
         f"{RECEIPTS}/test_checkpoint_chain.py",

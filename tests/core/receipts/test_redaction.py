@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 
@@ -208,3 +209,78 @@ def test_the_quick_checks_never_skip_text_the_full_scan_would_change() -> None:
     assert fast == full
     assert any(MASK in t for t in fast)
     assert any(MASK not in t for t in fast)
+
+
+@pytest.mark.parametrize("label", ["passwd", "pwd", "secret", "api-key", "auth_token"])
+def test_every_label_masks_its_value(redactor: Redactor, label: str) -> None:
+    assert redactor.text(f"{label}=hunter2222 then") == f"{label}={MASK} then"
+
+
+def test_a_url_encoded_labelled_secret_is_masked_whole(redactor: Redactor) -> None:
+    masked = redactor.text("go to /login?next=%2Fhome%3Fpassword%3Dhunter2222 now")
+    assert masked == f"go to {MASK} now"
+
+
+def test_known_secrets_of_six_characters_or_more_are_masked_longest_first() -> None:
+    redactor = Redactor(["abcdef", "abcde", "abcdef-longer"])
+    assert redactor.text("x abcdef-longer y abcdef z abcde") == f"x {MASK} y {MASK} z abcde"
+
+
+def test_each_new_secret_moves_the_generation_on() -> None:
+    # Whoever cached text masked before (the model's redaction) masks it again after a change.
+    redactor = Redactor(["first-secret"])
+    before = redactor.generation
+    redactor.add_secret("first-secret")
+    redactor.add_secret("short")
+    assert redactor.generation == before
+    redactor.add_secret("second-secret")
+    assert redactor.generation != before
+
+
+class Label(str):
+    """A str subclass, as a StrEnum member is."""
+
+
+class Settings(dict[str, object]):
+    """A dict subclass."""
+
+
+class Items(list[object]):
+    """A list subclass."""
+
+
+def test_data_of_any_container_or_string_type_is_masked_inside(redactor: Redactor) -> None:
+    data = {
+        "label": Label(f"key {OPENAI}"),
+        "settings": Settings(password="hunter2222", port=8080),
+        "items": Items([OPENAI, 1]),
+        "pair": (OPENAI, None),
+        7: [True, 2.5, None],
+    }
+    assert redactor.value(data) == {
+        "label": f"key {MASK}",
+        "settings": {"password": MASK, "port": 8080},
+        "items": [MASK, 1],
+        "pair": [MASK, None],
+        "7": [True, 2.5, None],
+    }
+    kept = object()
+    assert redactor.value(kept) is kept
+
+
+def test_a_credential_shape_is_told_apart_from_a_labelled_value() -> None:
+    assert redaction.holds_credential(f"here: {OPENAI}")
+    assert redaction.holds_credential(PRIVATE_KEY)
+    assert not redaction.holds_credential("password=hunter2222")
+    assert not redaction.holds_credential("task-runner-configuration")
+
+
+def test_decoding_goes_three_encodings_deep_and_no_further(redactor: Redactor) -> None:
+    # ENCODING_DEPTH bounds the work a value costs: a secret under three encodings is found,
+    # one under a fourth is past the bound.
+    text = "password=hunter2222"
+    for _ in range(3):
+        text = base64.b64encode(text.encode()).decode()
+    assert redactor.text(f"x {text} y") == f"x {MASK} y"
+    deeper = base64.b64encode(text.encode()).decode()
+    assert redactor.text(f"x {deeper} y") == f"x {deeper} y"
