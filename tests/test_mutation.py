@@ -7,10 +7,11 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.mutation import equivalent
+from tests.mutation import equivalent, runner
 from tests.mutation.operators import mutants
 from tests.mutation.targets import TARGETS
 
@@ -107,3 +108,37 @@ def test_every_mapped_file_and_test_exists() -> None:
             file, _, name = test.partition("::")
             assert (REPO / file).is_file(), test
             assert not name or f"def {name}(" in (REPO / file).read_text(), test
+
+
+DEEP = """
+def down(n):
+    return down(n + 1)
+
+
+def touch():
+    return 1
+"""
+
+
+def test_the_tracer_still_sees_tests_after_one_that_overflowed_the_stack(tmp_path: Path) -> None:
+    # Python turns tracing off for good when a traced frame overflows the stack (a test of
+    # cyclic data): the tests after it must still count as reaching the lines they run.
+    path = tmp_path / "deep.py"
+    path.write_text(DEEP)
+    code = compile(DEEP, str(path), "exec")
+    space: dict[str, Any] = {}
+    exec(code, space)  # noqa: S102 (a module of our own, for the tracer to watch)
+    tracer = runner._Tracer(str(path))
+    previous = sys.gettrace()
+    sys.settrace(tracer.trace)
+    try:
+        tracer.pytest_runtest_logstart("deep", None)
+        with pytest.raises(RecursionError):
+            space["down"](0)
+        tracer.pytest_runtest_logfinish("deep", None)
+        tracer.pytest_runtest_logstart("after", None)
+        space["touch"]()
+        tracer.pytest_runtest_logfinish("after", None)
+    finally:
+        sys.settrace(previous)
+    assert 7 in tracer.by_test.get("after", set())  # the body of touch()
