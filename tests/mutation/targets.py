@@ -21,6 +21,11 @@ APPROVAL_SERVICE_TESTS = (
     "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
     "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
 )
+# The pure decision and the engine over it (replay's and what-if's tests need Docker: slow).
+DECISION_TESTS = (
+    "tests/core/governance/test_deciding.py",
+    "tests/core/governance/test_policy.py",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -31,6 +36,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/governance/approval_service.py": APPROVAL_SERVICE_TESTS,
     "core/governance/approval_transitions.py": APPROVAL_TESTS,
     "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
+    "core/governance/deciding.py": DECISION_TESTS,
+    "core/governance/decision.py": DECISION_TESTS,
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
         f"{RECEIPTS}/test_ledger.py",
