@@ -23,6 +23,7 @@ APPROVAL_SERVICE_TESTS = (
 )
 # The pure decision and the engine over it (replay's and what-if's tests need Docker: slow).
 DECISION_TESTS = (
+    "tests/core/governance/test_decision.py",
     "tests/core/governance/test_deciding.py",
     "tests/core/governance/test_policy.py",
 )

@@ -147,3 +147,10 @@ def test_crusader_mode_never_waves_on_t3_even_where_the_soul_lists_it() -> None:
     soul = SOUL.model_copy(update={"crusader": reckless})
     assert crusader_approves(soul, True, "T2")
     assert not crusader_approves(soul, True, "T3")
+
+
+def test_inputs_that_say_nothing_of_autonomy_are_a_conversation_without_crusader() -> None:
+    commit = shell("git commit -m x")
+    assert decide(DecisionInputs(commit, 1, "d", 0.0), SOUL).verdict is Verdict.ALLOW
+    unprompted = DecisionInputs(commit, 1, "d", 0.0, autonomous=True)
+    assert decide(unprompted, SOUL).verdict is Verdict.NEEDS_APPROVAL
