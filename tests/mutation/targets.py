@@ -39,6 +39,14 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
     "core/governance/deciding.py": DECISION_TESTS,
     "core/governance/decision.py": DECISION_TESTS,
+    "core/governance/by_effect.py": (
+        "tests/core/governance/test_dry_run_views.py",
+        "tests/core/governance/test_by_effect.py::test_without_a_sandbox_only_provably_read_only_commands_run_at_once",
+    ),
+    "core/governance/sensitive.py": (
+        "tests/core/governance/test_sensitive.py",
+        "tests/core/agent/test_flow_rules.py::test_the_asking_action_carries_the_names_its_card_shows",
+    ),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
         f"{RECEIPTS}/test_ledger.py",
