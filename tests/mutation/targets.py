@@ -63,6 +63,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
     "soul/linter.py": ("tests/soul/test_linter.py",),
+    "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
 }
 
 

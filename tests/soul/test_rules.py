@@ -47,6 +47,11 @@ def shell(command: str, **facts: bool) -> Action:
         ("systemctl reboot", "deny-power"),
         ("sudo apt-get install vim", "deny-privilege"),
         ("ls; FOO=1 sudo ls", "deny-privilege"),
+        # A command word known only at run time may be any command whose arguments match,
+        # and a glob word names the commands it matches; a later one hides no earlier match.
+        ("$c -rf /", "deny-rm-root"),
+        ("s[u]do ls", "deny-privilege"),
+        ("rm -rf / | $c x", "deny-rm-root"),
     ],
 )
 def test_denylisted_commands_are_refused_with_alternatives(
@@ -69,6 +74,8 @@ def test_denylisted_commands_are_refused_with_alternatives(
         "chmod -R 755 ./site",
         "echo sudo is denied",
         "grep -r shutdown docs/",
+        "$c",  # a run-time word with no arguments names no particular command
+        "c=ls; $c x",
     ],
 )
 def test_ordinary_commands_are_not_denied(v1: Soul, command: str) -> None:
