@@ -64,6 +64,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
+    "soul/rules.py": (
+        "tests/soul/test_rules.py",
+        "tests/soul/test_redteam_shell.py",
+        "tests/core/governance/test_deciding.py",
+    ),
 }
 
 

@@ -158,3 +158,28 @@ def test_unreadable_commands_raise(v1: Soul, command: str) -> None:
         classify(v1, shell(command))
     with pytest.raises(UnparseableCommand):
         denied_by(v1, command)
+
+
+def test_where_a_write_lands_decides_and_an_unknown_place_counts_as_both(v1: Soul) -> None:
+    outside = classify(v1, Action("file.write", in_workspace=False, overwrites=False))
+    assert (outside.tier, outside.rule_ids) == ("T3", ("file-write-outside",))
+    assert "file.write.outside" in outside.kinds
+    unknown = classify(v1, Action("file.write", overwrites=False))
+    assert unknown.rule_ids == ("file-write-workspace", "file-write-outside")
+
+
+def test_a_shell_action_with_no_command_line_gets_the_default(v1: Soul) -> None:
+    found = classify(v1, Action("shell.exec"))
+    assert (found.tier, found.kinds) == ("T2", ("shell.exec",))
+
+
+def test_only_an_upper_case_variable_name_counts_as_setting_the_environment(v1: Soul) -> None:
+    assert classify(v1, shell("p=ABC; ls")).tier == "T0"
+    assert classify(v1, shell("Path=abc; ls")).tier == "T2"
+
+
+def test_a_run_time_command_is_never_below_the_default_tier(v1: Soul) -> None:
+    kept = tuple(r for r in v1.risk_rules.rules if r.id == "shell-workspace-write")  # T1
+    soul = v1.model_copy(update={"risk_rules": v1.risk_rules.model_copy(update={"rules": kept})})
+    assert classify(soul, shell("mkdir build")).tier == "T1"
+    assert classify(soul, shell("$c build")).tier == "T2"
