@@ -25,6 +25,7 @@ from typing import Any, Self, TypeVar
 
 from core.errors import StorageError
 from core.runtime.tasks import Supervisor
+from core.storage.connections import connect
 
 log = logging.getLogger(__name__)
 
@@ -60,17 +61,10 @@ class StateWriter:
     async def open(self) -> None:
         """Connect (the durability state.db is opened with elsewhere) and start the writer."""
         try:
-            self._conn = await self._in_thread(self._connect)
-        except sqlite3.Error as exc:
+            self._conn = await self._in_thread(connect, self.path)
+        except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"{self.path}: cannot open the state database: {exc}") from None
         self._task = self._supervisor.spawn(self._write_forever(), name="state-writer")
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
 
     async def close(self) -> None:
         """Commit what is queued, stop the writer and close the connection."""

@@ -20,7 +20,13 @@ import aiosqlite
 from core.errors import StorageError
 from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
-from core.state import SharedConnection, autocommit, keep_private, migrate_file
+from core.storage.connections import (
+    READ_CACHE_KIB,
+    SharedConnection,
+    Synchronous,
+    connect_reader,
+    open_db,
+)
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
@@ -45,7 +51,7 @@ class MemoryStore:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
         self.path = path
-        self._synchronous = synchronous
+        self._synchronous: Synchronous = "FULL" if synchronous == "FULL" else "NORMAL"
         self._db: SharedConnection | None = None
         self._reader: sqlite3.Connection | None = None
         self._thread: ThreadPoolExecutor | None = None
@@ -64,16 +70,11 @@ class MemoryStore:
     async def open(self) -> None:
         """Open (creating or upgrading) memory.db; StorageError in one line naming the file."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = SharedConnection(partial(autocommit, self.path), 64)
-            await db  # its thread starts and connects
-            self._db = db
-            keep_private(self.path)
-            await self._check_integrity()
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute(f"PRAGMA synchronous={self._synchronous}")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await migrate_file(db, SCHEMA)
+            # The integrity check reads every page before anything is written: a damaged
+            # file stays as it was.
+            self._db = await open_db(
+                self.path, SCHEMA, "memory database", check=True, synchronous=self._synchronous
+            )
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="memory-reader")
             self._reader = await self._in_thread(self._connect_reader)
         except (sqlite3.Error, OSError) as exc:
@@ -83,19 +84,9 @@ class MemoryStore:
             await self.close()
             raise
 
-    async def _check_integrity(self) -> None:
-        """Read every page before anything is written: a damaged file stays as it was."""
-        async with self.db.execute("PRAGMA quick_check") as cur:
-            row = await cur.fetchone()
-        if not row or row[0] != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
-
     def _connect_reader(self) -> sqlite3.Connection:
-        reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        reader.execute("PRAGMA query_only=ON")
-        reader.execute("PRAGMA cache_size=-16384")  # 16 MB: the hot index pages stay in memory
+        reader = connect_reader(self.path, cache_kib=READ_CACHE_KIB)
         reader.create_function(IDF, 3, idf, deterministic=True)
-        reader.execute("PRAGMA busy_timeout=5000")
         return reader
 
     async def close(self) -> None:

@@ -100,12 +100,19 @@ class SqliteLedger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             await self._chain.open()
             await self._reader.open()
+        except StorageError:
+            await self._chain.close()
+            raise
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
             await self._chain.close()
             raise StorageError(f"{self.path}: cannot open the receipt ledger: {exc}") from None
         try:
             await self._search.open()
+        except StorageError:
+            await self._reader.close()
+            await self._chain.close()
+            raise
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
             await self._chain.close()
