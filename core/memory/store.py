@@ -1,13 +1,13 @@
 """memory.db: WAL, its schema version checked at open; a corrupt or newer file is refused in
 one line naming it and is never rewritten. Writes go through one connection, one at a time;
-reads through a second, read-only one in a thread of its own, each a consistent snapshot."""
+reads through a second, read-only one in a thread of its own, each a consistent snapshot
+(both opened by the storage engine, core/storage/connections.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -24,8 +24,8 @@ from core.storage.connections import (
     READ_CACHE_KIB,
     SharedConnection,
     Synchronous,
-    connect_reader,
     open_db,
+    open_reader,
 )
 
 Row = tuple[Any, ...]
@@ -53,8 +53,7 @@ class MemoryStore:
         self.path = path
         self._synchronous: Synchronous = "FULL" if synchronous == "FULL" else "NORMAL"
         self._db: SharedConnection | None = None
-        self._reader: sqlite3.Connection | None = None
-        self._thread: ThreadPoolExecutor | None = None
+        self._reader: SharedConnection | None = None
         self._lock = asyncio.Lock()
         self._later: list[Query] = []  # bookkeeping writes that ride along with the next one
 
@@ -75,19 +74,14 @@ class MemoryStore:
             self._db = await open_db(
                 self.path, SCHEMA, "memory database", check=True, synchronous=self._synchronous
             )
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="memory-reader")
-            self._reader = await self._in_thread(self._connect_reader)
+            self._reader = await open_reader(self.path, cache_kib=READ_CACHE_KIB)
+            await self._reader.run(_add_functions)
         except (sqlite3.Error, OSError) as exc:
             await self.close()
             raise StorageError(f"{self.path}: cannot open the memory database: {exc}") from None
         except BaseException:
             await self.close()
             raise
-
-    def _connect_reader(self) -> sqlite3.Connection:
-        reader = connect_reader(self.path, cache_kib=READ_CACHE_KIB)
-        reader.create_function(IDF, 3, idf, deterministic=True)
-        return reader
 
     async def close(self) -> None:
         """Write what waits (`later`), then close both connections (idempotent)."""
@@ -96,10 +90,7 @@ class MemoryStore:
                 await self._flush_later()
         reader, self._reader = self._reader, None
         if reader is not None:
-            await self._in_thread(reader.close)
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.shutdown(wait=False)
+            await reader.close()
         if self._db is not None:
             db, self._db = self._db, None
             await db.close()
@@ -110,11 +101,6 @@ class MemoryStore:
         if self._db is None:
             raise StorageError(f"{self.path}: the memory database is not open")
         return self._db
-
-    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._thread is None:
-            raise StorageError(f"{self.path}: the memory database is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
     async def read(self, sql: str, params: Params = ()) -> list[Row]:
         """Every row of one query."""
@@ -131,22 +117,12 @@ class MemoryStore:
         (after what waits from `later`: a read sees every write asked for before it)."""
         if self._later:
             await self._flush_later()
+        if self._reader is None:
+            raise StorageError(f"{self.path}: the memory database is not open")
         try:
-            return await self._in_thread(self._read_all, queries)
+            return await self._reader.run(partial(_read_all, queries))
         except sqlite3.Error as exc:
             raise self._failed(exc) from None
-
-    def _read_all(self, queries: Sequence[Query]) -> list[list[Row]]:
-        reader = self._reader
-        if reader is None:
-            raise sqlite3.ProgrammingError("the reading connection is closed")
-        if len(queries) == 1:
-            return [reader.execute(queries[0].sql, queries[0].params).fetchall()]
-        reader.execute("BEGIN")
-        try:
-            return [reader.execute(q.sql, q.params).fetchall() for q in queries]
-        finally:
-            reader.execute("COMMIT")
 
     def later(self, sql: str, params: Params = ()) -> None:
         """A bookkeeping write (when items were last used) that need not cost a commit of
@@ -199,6 +175,22 @@ class MemoryStore:
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         return StorageError(f"{self.path}: memory database error: {exc}")
+
+
+def _add_functions(reader: sqlite3.Connection) -> None:
+    """The SQL functions the memory's queries call (ranking.py)."""
+    reader.create_function(IDF, 3, idf, deterministic=True)
+
+
+def _read_all(queries: Sequence[Query], reader: sqlite3.Connection) -> list[list[Row]]:
+    """In the reading thread: the rows of each query, from one snapshot."""
+    if len(queries) == 1:
+        return [reader.execute(queries[0].sql, queries[0].params).fetchall()]
+    reader.execute("BEGIN")
+    try:
+        return [reader.execute(q.sql, q.params).fetchall() for q in queries]
+    finally:
+        reader.execute("COMMIT")
 
 
 def _write_all(queries: Sequence[Query], conn: sqlite3.Connection) -> list[int]:
