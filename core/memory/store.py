@@ -51,6 +51,8 @@ class MemoryStore:
         self._thread: ThreadPoolExecutor | None = None
         self._lock = asyncio.Lock()
         self._later: list[Query] = []  # bookkeeping writes that ride along with the next one
+        self.reads = 0  # trips to the reading thread
+        self.writes = 0  # write transactions (each one trip to the writing thread, or more)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -140,6 +142,7 @@ class MemoryStore:
         (after what waits from `later`: a read sees every write asked for before it)."""
         if self._later:
             await self._flush_later()
+        self.reads += 1
         try:
             return await self._in_thread(self._read_all, queries)
         except sqlite3.Error as exc:
@@ -179,6 +182,7 @@ class MemoryStore:
         async with self._lock:
             db = self.db
             waiting, self._later = self._later, []
+            self.writes += 1
             try:
                 changed = await db.run(partial(_write_all, [*waiting, *queries]))
             except sqlite3.Error as exc:
@@ -191,6 +195,7 @@ class MemoryStore:
         (an exception, cancellation included, rolls it all back)."""
         async with self._lock:
             db = self.db
+            self.writes += 1
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 try:
