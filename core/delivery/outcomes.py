@@ -31,6 +31,9 @@ class Outcomes:
     async def first_attempt(self, key: str, wait: float) -> Outcome:
         """The outcome of the key's first attempt, or DeliveryDeferred after `wait` seconds
         (the card stays queued either way)."""
+        known = self._final.get(key)
+        if known is not None:  # delivered already, while the caller was marking its update
+            return known
         future = self._waiters.get(key)
         if future is None:
             future = self._waiters[key] = asyncio.get_running_loop().create_future()
