@@ -56,6 +56,8 @@ class MemoryStore:
         self._reader: SharedConnection | None = None
         self._lock = asyncio.Lock()
         self._later: list[Query] = []  # bookkeeping writes that ride along with the next one
+        self.reads = 0  # trips to the reading thread
+        self.writes = 0  # write transactions (each one trip to the writing thread, or more)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -119,6 +121,7 @@ class MemoryStore:
             await self._flush_later()
         if self._reader is None:
             raise StorageError(f"{self.path}: the memory database is not open")
+        self.reads += 1
         try:
             return await self._reader.run(partial(_read_all, queries))
         except sqlite3.Error as exc:
@@ -146,6 +149,7 @@ class MemoryStore:
         async with self._lock:
             db = self.db
             waiting, self._later = self._later, []
+            self.writes += 1
             try:
                 changed = await db.run(partial(_write_all, [*waiting, *queries]))
             except sqlite3.Error as exc:
@@ -158,6 +162,7 @@ class MemoryStore:
         (an exception, cancellation included, rolls it all back)."""
         async with self._lock:
             db = self.db
+            self.writes += 1
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 try:
