@@ -31,19 +31,25 @@ from core.receipts.model import Receipt, ReceiptStatus
 from core.security.viewer_access import ViewerAccess
 from core.state import open_state_db
 
+# Registered kinds (core/receipts/registry.py), as a day's traffic writes them: every request
+# starts with an `inbound` one (REQUEST_TYPE); the rest are its steps and the background.
+REQUEST_TYPE = "inbound"
 ACTION_TYPES = (
     "command",
-    "llm.call",
-    "tool.shell",
-    "tool.http",
-    "approval",
-    "scheduler.job",
-    "health.tick",
-    "memory.write",
-    "skill.run",
-    "digest",
-    "channel.delivery",
-    "quest",
+    "reply",
+    "agent_request",
+    "context_compiled",
+    "tool_call",
+    "policy_decision",
+    "tool_run",
+    "dry_run",
+    "approval_requested",
+    "agent_reply",
+    "delivery",
+    "health_ok",
+    "memory_edit_committed",
+    "skill_run",
+    "digest_sent",
 )
 STATUSES = tuple(ReceiptStatus)
 STATUS_WEIGHTS = (85, 7, 3, 3, 2)  # success, failure, refused, pending, skipped
@@ -54,7 +60,7 @@ WORDS = (
     *("flight", "hotel", "receipt", "photo", "music", "playlist", "recipe", "grocery"),
 )
 RARE_WORD = "zeppelin"  # in about one receipt in 20,000
-RARE_TYPE = "ledger.verify"  # about one receipt in 10,000
+RARE_TYPE = "rollback"  # about one receipt in 10,000
 YIELD_EVERY = 5_000
 FLUSH_EVERY = 100_000  # stay well under the ledger's backlog limit
 
@@ -69,7 +75,11 @@ def make_receipt(rng: random.Random, i: int, parents: list[str]) -> Receipt:
     request = i % 50 == 0
     parent = rng.choice(parents) if parents and not request and rng.random() < 0.3 else None
     return Receipt(
-        action_type=RARE_TYPE if i % 10_000 == 3 else rng.choice(ACTION_TYPES),
+        action_type=REQUEST_TYPE
+        if request
+        else RARE_TYPE
+        if i % 10_000 == 3
+        else rng.choice(ACTION_TYPES),
         action_name=f"{rng.choice(WORDS)}-{i % 97}",
         inputs={"request": text, "n": i},
         outputs={"result": " ".join(rng.choices(WORDS, k=4))},

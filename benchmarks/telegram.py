@@ -33,6 +33,7 @@ Usage (from the repository root):
 
     python benchmarks/telegram.py
     python benchmarks/telegram.py --rounds 5 --shapes many
+    python benchmarks/telegram.py --model-bot --global-per-second 0 --against /tmp/old
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from tests.fakes.lancelot_process import lancelot_run, run_env  # noqa: E402
 from tests.fakes.llm import FakeOpenAI, Reply  # noqa: E402
+from tests.fakes.processes import spawn  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 
 FIRST_CHAT = 50_000
@@ -131,8 +133,15 @@ async def start_echo(tg: FakeTelegram, model_url: str | None = None) -> asyncio.
 
 
 async def start_lancelot(
-    tg: FakeTelegram, model: FakeOpenAI, owners: str, home: Path, per_second: str | None
+    tg: FakeTelegram,
+    model: FakeOpenAI,
+    owners: str,
+    home: Path,
+    per_second: str | None,
+    repo: Path | None = None,
 ) -> Any:
+    """`lancelot run` from this checkout, or from `repo` (another one: its code, its shipped
+    settings)."""
     env = run_env(
         home,
         tg,
@@ -145,7 +154,14 @@ async def start_lancelot(
     )
     if per_second is not None:
         env["LANCELOT_DELIVERY_GLOBAL_PER_SECOND"] = per_second
-    return await lancelot_run(env)
+    if repo is None:
+        return await lancelot_run(env)
+    env["LANCELOT_CONFIG"] = str(repo / "config" / "lancelot.yaml")
+    quiet = asyncio.subprocess.DEVNULL
+    return await spawn(
+        sys.executable, "-m", "bot.cli", "run", env=env, cwd=repo,
+        stdin=quiet, stdout=quiet, stderr=quiet,
+    )  # fmt: skip
 
 
 @contextlib.asynccontextmanager
@@ -239,6 +255,8 @@ async def run(args: argparse.Namespace) -> None:
         ]
         if args.model_bot:
             bots.append(Bot("model-bot", await stack.enter_async_context(FakeTelegram())))
+        if args.against:
+            bots.append(Bot("before", await stack.enter_async_context(FakeTelegram())))
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lancelot-bench-")))
         await stack.enter_async_context(running(bots[0], start_echo(bots[0].tg)))
         if args.model_bot:
@@ -249,6 +267,12 @@ async def run(args: argparse.Namespace) -> None:
                 bots[1], start_lancelot(bots[1].tg, model, owners, home, args.global_per_second)
             )
         )
+        if args.against:
+            bot, other = bots[-1], Path(args.against)
+            older = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lancelot-old-")))
+            per_second = args.global_per_second
+            start = start_lancelot(bot.tg, model, owners, older, per_second, other)
+            await stack.enter_async_context(running(bot, start))
         warm = FIRST_CHAT + args.rounds  # a chat no round uses
         for bot in bots:
             for text in TEXTS * 3:
@@ -338,11 +362,21 @@ if __name__ == "__main__":
         action="store_true",
         help="also measure a bare bot that answers plain text with one model call",
     )
+    parser.add_argument(
+        "--against",
+        metavar="PATH",
+        help="another checkout of Lancelot (`git archive <commit>` unpacked, say), measured in "
+        "the same run as `before`: a change's effect on a loaded machine",
+    )
     parser.add_argument("--echo-bot", nargs=2, metavar=("BASE_URL", "TOKEN"))
     parser.add_argument("--model-url", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.texts:
         TEXTS[:] = parsed.texts.split("|")
+    if parsed.against:
+        parsed.against = str(Path(parsed.against).resolve())
+        if not (Path(parsed.against) / "bot" / "cli.py").is_file():
+            parser.error(f"--against {parsed.against}: no Lancelot checkout there (no bot/cli.py)")
     if parsed.echo_bot:
         base_url, token = parsed.echo_bot
         echo_bot(base_url, token, parsed.model_url)

@@ -72,16 +72,19 @@ class Bus:
         """Mark one event from `next_event` as fully handled."""
         self._queue.task_done()
 
-    async def finished(self, event: InboundEvent) -> None:
+    async def finished(self, event: InboundEvent) -> bool:
         """The event's handling ran to its end (its reply, if any, durably queued): an update
-        kept in the inbox is marked done, so a restart does not hand it on again. A mark that
-        cannot be written is logged; the update then comes again at the next start."""
+        kept in the inbox is marked done, so a restart does not hand it on again. Whether
+        the mark is on disk (or none was needed); one that cannot be written is logged, and
+        the update then comes again at the next start."""
         if event.arrival is None or self._inbox is None:
-            return
+            return True
         try:
             await self._inbox.done(event.channel, event.arrival)
         except LancelotError as exc:
             log.warning("could not mark an update from %s handled: %s", event.channel, exc)
+            return False
+        return True
 
     async def drained(self) -> None:
         """Wait until every published event has been handled."""

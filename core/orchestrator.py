@@ -45,6 +45,9 @@ class Orchestrator:
         self._presses = presses
         self._slots = asyncio.Semaphore(MAX_CONCURRENT)
         self._tasks: set[asyncio.Task[None]] = set()
+        # Updates (channel, arrival) marked finished once their answer was queued: their
+        # handling's end needs no second mark (a write to state.db each).
+        self._marked: set[tuple[str, int | None]] = set()
 
     async def run(self) -> None:
         """Handle events until cancelled; each runs in its own task so a slow one blocks none."""
@@ -65,8 +68,10 @@ class Orchestrator:
     async def _guarded(self, event: Inbound | ButtonPress) -> None:
         try:
             await self._handle_safely(event)
-            await self._bus.finished(event)  # not when cancelled: then it comes again
+            if (event.channel, event.arrival) not in self._marked:
+                await self._bus.finished(event)  # not when cancelled: then it comes again
         finally:
+            self._marked.discard((event.channel, event.arrival))
             self._slots.release()
             self._bus.handled()
 
@@ -129,7 +134,8 @@ class Orchestrator:
         key = None if event.arrival is None else f"answer:{event.channel}:{event.arrival}"
 
         async def queued() -> None:  # the outcome is durable: a restart must not redo it
-            await self._bus.finished(event)
+            if await self._bus.finished(event) and event.arrival is not None:
+                self._marked.add((event.channel, event.arrival))
 
         try:
             await self._bus.send(event.channel, event.chat_id, card, key=key, queued=queued)

@@ -24,7 +24,7 @@ from core.delivery.writer import StateWriter
 from core.errors import StorageError
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 log = logging.getLogger(__name__)
 

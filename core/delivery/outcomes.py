@@ -31,6 +31,9 @@ class Outcomes:
     async def first_attempt(self, key: str, wait: float) -> Outcome:
         """The outcome of the key's first attempt, or DeliveryDeferred after `wait` seconds
         (the card stays queued either way)."""
+        known = self._final.get(key)
+        if known is not None:  # delivered already, while the caller was marking its update
+            return known
         future = self._waiters.get(key)
         if future is None:
             future = self._waiters[key] = asyncio.get_running_loop().create_future()
@@ -46,8 +49,9 @@ class Outcomes:
         self.settle(key, outcome)
 
     def keep(self, key: str, outcome: Outcome) -> None:
-        """Remember a final outcome (the oldest is forgotten past KEPT_OUTCOMES)."""
-        self._final[key] = outcome
+        """Remember a final outcome (the oldest is forgotten past KEPT_OUTCOMES); a failure
+        without its traceback, whose frames would keep each attempt's card and payload."""
+        self._final[key] = _bare(outcome)
         while len(self._final) > KEPT_OUTCOMES:
             self._final.popitem(last=False)
 
@@ -56,3 +60,14 @@ class Outcomes:
         future = self._waiters.pop(key, None)
         if future is not None and not future.done():
             future.set_result(outcome)
+
+
+def _bare(outcome: Outcome) -> Outcome:
+    """`outcome`, and for a failure each exception of its chain, without a traceback."""
+    seen: set[int] = set()
+    error: BaseException | None = outcome if isinstance(outcome, BaseException) else None
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__
+    return outcome

@@ -20,7 +20,7 @@ import aiosqlite
 
 from core.delivery.writer import StateWriter
 from core.events import Button, Card, CardKind, MessageRef
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "outbox",

@@ -12,7 +12,7 @@ from enum import StrEnum
 import aiosqlite
 
 from core.events import MessageRef
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 from core.tools.action import ToolAction
 
 SCHEMA = Schema(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import aiosqlite
 
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "crusader",

@@ -115,11 +115,12 @@ class DecisionInputs:
                 clock=float(_typed(data["clock"], (int, float), "clock")),
                 autonomous=_typed(data["autonomous"], bool, "autonomous"),
                 crusader=_typed(data["crusader"], bool, "crusader"),
-                tool_tier=_tier(data["tool_tier"]),
+                tool_tier=_tier(data["tool_tier"], "tool_tier"),
                 effects=_strings(data["effects"], "effects"),
                 ask=_optional_str(data["ask"], "ask"),
                 flow=_strings(data["flow"], "flow") or (),
-                chosen_tier=_tier(data.get("chosen_tier")),  # absent: recorded before /mcp tiers
+                # absent from a receipt recorded before /mcp tiers
+                chosen_tier=_tier(data.get("chosen_tier"), "chosen_tier"),
             )
         except KeyError as exc:
             raise InputsError(f"the recorded inputs lack {exc.args[0]!r}") from None
@@ -157,13 +158,13 @@ def _optional_bool(value: object, name: str) -> bool | None:
     return None if value is None else _typed(value, bool, name)
 
 
-def _tier(value: object) -> Tier | None:
+def _tier(value: object, name: str) -> Tier | None:
     if value is None:
         return None
     for tier in TIERS:
         if value == tier:
             return tier
-    raise InputsError(f"the recorded tool_tier is {value!r}")
+    raise InputsError(f"the recorded {name} is {value!r}")
 
 
 def _strings(value: object, name: str) -> tuple[str, ...] | None:

@@ -15,7 +15,6 @@ from core.governance.deciding import (
     RuleKey,
     Ruling,
     crusader_approves,
-    must_ask,
     rule,
     rule_key,
     settle,
@@ -138,10 +137,6 @@ class PolicyEngine:
         against a copy of the workspace): refused only by the denylist."""
         self._refuse_denied(action)
         return self._capabilities.issue(action.digest)
-
-    def must_ask(self, decision: Decision, reason: str) -> Decision:
-        """`decision` turned into a T3 approval (what cannot be seen before it happens)."""
-        return must_ask(decision, reason)
 
     def authorize_approved(self, action: ToolAction) -> str:
         """The capability for an action the owner approved (checked again against the denylist),

@@ -63,11 +63,12 @@ def _globs_sensitive(word: str) -> bool:
 
 
 def _operands(command: str, depth: int = 0) -> list[str]:
-    """A command's arguments; `--file=.env` names .env too, and a quoted command line
-    (`sh -c 'cat .env'`) names its own words."""
+    """A command's arguments; `--file=.env` names .env too (so does `FLAGS=--env-file=.env`:
+    every value after an `=`), and a quoted command line (`sh -c 'cat .env'`) names its
+    own words."""
     found: list[str] = []
     for word in command_words(command)[1:]:
-        found.append(word.split("=", 1)[-1])
+        found += word.split("=")[1:] or [word]
         if depth < 3 and any(ch.isspace() for ch in word):
             found += _operands(f"_ {word}", depth + 1)
     return found

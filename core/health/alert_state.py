@@ -8,7 +8,7 @@ import sqlite3
 import aiosqlite
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,9 @@ PHONE = re.compile(
 )
 IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 REMEMBERED = 512  # masked texts kept (a conversation's prompt and turns)
+# ...and at most this many characters of them, texts and masks together (about 2 MB): a
+# system prompt with memory's context is ~8,000 characters, and each request's differs.
+REMEMBERED_CHARS = 1_000_000
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 
 
@@ -60,19 +63,33 @@ class PiiRedactor:
         # Every call of a conversation sends the same system prompt and earlier turns again:
         # masked once, remembered (bounded) until the Redactor learns another secret.
         self._masked: dict[str, str] = {}
+        self._chars = 0  # characters held in _masked, keys and values
         self._generation = self._secrets.generation
 
     def text(self, value: str) -> str:
         """The text with secrets and personal data masked."""
         if self._generation != self._secrets.generation:
             self._masked.clear()
+            self._chars = 0
             self._generation = self._secrets.generation
         masked = self._masked.get(value)
         if masked is None:
-            if len(self._masked) >= REMEMBERED:
-                del self._masked[next(iter(self._masked))]  # the oldest
-            masked = self._masked[value] = self._mask(value)
+            masked = self._mask(value)
+            self._remember(value, masked)
         return masked
+
+    def _remember(self, value: str, masked: str) -> None:
+        """Keep the pair, forgetting the oldest past REMEMBERED texts or REMEMBERED_CHARS."""
+        size = len(value) + len(masked)
+        if size > REMEMBERED_CHARS // 8:
+            return  # one huge text would push out a conversation's worth
+        while self._masked and (
+            len(self._masked) >= REMEMBERED or self._chars + size > REMEMBERED_CHARS
+        ):
+            oldest = next(iter(self._masked))
+            self._chars -= len(oldest) + len(self._masked.pop(oldest))
+        self._masked[value] = masked
+        self._chars += size
 
     def _mask(self, value: str) -> str:
         value = self._secrets.text(value)  # raw and encoded (base64 of a key too)

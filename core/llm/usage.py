@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core.llm.types import Lane, Usage
-from core.state import Commits, Direct, Schema, migrate
+from core.storage.commits import Commits, Direct
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "llm_usage",

@@ -13,6 +13,7 @@ from pathlib import Path
 from core.clock import iso
 from core.errors import StorageError
 from core.memory.model import Commit
+from core.storage.connections import connect_reader
 
 # kind -> (table, columns), in the order they are written
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -63,7 +64,7 @@ async def export_jsonl(db_path: Path, out: Path) -> int:
 
 
 def _export(db_path: Path, out: Path) -> int:
-    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    db = connect_reader(db_path)
     lines = 0
     try:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiosqlite
 
-from core.state import Schema
+from core.storage.versions import Schema
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS memory_chats (

@@ -1,13 +1,13 @@
 """memory.db: WAL, its schema version checked at open; a corrupt or newer file is refused in
 one line naming it and is never rewritten. Writes go through one connection, one at a time;
-reads through a second, read-only one in a thread of its own, each a consistent snapshot."""
+reads through a second, read-only one in a thread of its own, each a consistent snapshot
+(both opened by the storage engine, core/storage/connections.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -20,7 +20,13 @@ import aiosqlite
 from core.errors import StorageError
 from core.memory.ranking import IDF, idf
 from core.memory.schema import SCHEMA
-from core.state import SharedConnection, autocommit, keep_private, migrate_file
+from core.storage.connections import (
+    READ_CACHE_KIB,
+    SharedConnection,
+    Synchronous,
+    open_db,
+    open_reader,
+)
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
@@ -45,12 +51,13 @@ class MemoryStore:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
         self.path = path
-        self._synchronous = synchronous
+        self._synchronous: Synchronous = "FULL" if synchronous == "FULL" else "NORMAL"
         self._db: SharedConnection | None = None
-        self._reader: sqlite3.Connection | None = None
-        self._thread: ThreadPoolExecutor | None = None
+        self._reader: SharedConnection | None = None
         self._lock = asyncio.Lock()
         self._later: list[Query] = []  # bookkeeping writes that ride along with the next one
+        self.reads = 0  # trips to the reading thread
+        self.writes = 0  # write transactions (each one trip to the writing thread, or more)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -64,39 +71,19 @@ class MemoryStore:
     async def open(self) -> None:
         """Open (creating or upgrading) memory.db; StorageError in one line naming the file."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = SharedConnection(partial(autocommit, self.path), 64)
-            await db  # its thread starts and connects
-            self._db = db
-            keep_private(self.path)
-            await self._check_integrity()
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute(f"PRAGMA synchronous={self._synchronous}")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await migrate_file(db, SCHEMA)
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="memory-reader")
-            self._reader = await self._in_thread(self._connect_reader)
+            # The integrity check reads every page before anything is written: a damaged
+            # file stays as it was.
+            self._db = await open_db(
+                self.path, SCHEMA, "memory database", check=True, synchronous=self._synchronous
+            )
+            self._reader = await open_reader(self.path, cache_kib=READ_CACHE_KIB)
+            await self._reader.run(_add_functions)
         except (sqlite3.Error, OSError) as exc:
             await self.close()
             raise StorageError(f"{self.path}: cannot open the memory database: {exc}") from None
         except BaseException:
             await self.close()
             raise
-
-    async def _check_integrity(self) -> None:
-        """Read every page before anything is written: a damaged file stays as it was."""
-        async with self.db.execute("PRAGMA quick_check") as cur:
-            row = await cur.fetchone()
-        if not row or row[0] != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
-
-    def _connect_reader(self) -> sqlite3.Connection:
-        reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        reader.execute("PRAGMA query_only=ON")
-        reader.execute("PRAGMA cache_size=-16384")  # 16 MB: the hot index pages stay in memory
-        reader.create_function(IDF, 3, idf, deterministic=True)
-        reader.execute("PRAGMA busy_timeout=5000")
-        return reader
 
     async def close(self) -> None:
         """Write what waits (`later`), then close both connections (idempotent)."""
@@ -105,10 +92,7 @@ class MemoryStore:
                 await self._flush_later()
         reader, self._reader = self._reader, None
         if reader is not None:
-            await self._in_thread(reader.close)
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.shutdown(wait=False)
+            await reader.close()
         if self._db is not None:
             db, self._db = self._db, None
             await db.close()
@@ -119,11 +103,6 @@ class MemoryStore:
         if self._db is None:
             raise StorageError(f"{self.path}: the memory database is not open")
         return self._db
-
-    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._thread is None:
-            raise StorageError(f"{self.path}: the memory database is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
     async def read(self, sql: str, params: Params = ()) -> list[Row]:
         """Every row of one query."""
@@ -140,22 +119,13 @@ class MemoryStore:
         (after what waits from `later`: a read sees every write asked for before it)."""
         if self._later:
             await self._flush_later()
+        if self._reader is None:
+            raise StorageError(f"{self.path}: the memory database is not open")
+        self.reads += 1
         try:
-            return await self._in_thread(self._read_all, queries)
+            return await self._reader.run(partial(_read_all, queries))
         except sqlite3.Error as exc:
             raise self._failed(exc) from None
-
-    def _read_all(self, queries: Sequence[Query]) -> list[list[Row]]:
-        reader = self._reader
-        if reader is None:
-            raise sqlite3.ProgrammingError("the reading connection is closed")
-        if len(queries) == 1:
-            return [reader.execute(queries[0].sql, queries[0].params).fetchall()]
-        reader.execute("BEGIN")
-        try:
-            return [reader.execute(q.sql, q.params).fetchall() for q in queries]
-        finally:
-            reader.execute("COMMIT")
 
     def later(self, sql: str, params: Params = ()) -> None:
         """A bookkeeping write (when items were last used) that need not cost a commit of
@@ -179,6 +149,7 @@ class MemoryStore:
         async with self._lock:
             db = self.db
             waiting, self._later = self._later, []
+            self.writes += 1
             try:
                 changed = await db.run(partial(_write_all, [*waiting, *queries]))
             except sqlite3.Error as exc:
@@ -191,6 +162,7 @@ class MemoryStore:
         (an exception, cancellation included, rolls it all back)."""
         async with self._lock:
             db = self.db
+            self.writes += 1
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 try:
@@ -208,6 +180,22 @@ class MemoryStore:
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         return StorageError(f"{self.path}: memory database error: {exc}")
+
+
+def _add_functions(reader: sqlite3.Connection) -> None:
+    """The SQL functions the memory's queries call (ranking.py)."""
+    reader.create_function(IDF, 3, idf, deterministic=True)
+
+
+def _read_all(queries: Sequence[Query], reader: sqlite3.Connection) -> list[list[Row]]:
+    """In the reading thread: the rows of each query, from one snapshot."""
+    if len(queries) == 1:
+        return [reader.execute(queries[0].sql, queries[0].params).fetchall()]
+    reader.execute("BEGIN")
+    try:
+        return [reader.execute(q.sql, q.params).fetchall() for q in queries]
+    finally:
+        reader.execute("COMMIT")
 
 
 def _write_all(queries: Sequence[Query], conn: sqlite3.Connection) -> list[int]:

@@ -3,6 +3,7 @@ next one), their extractive summaries, and a search over every turn ever recorde
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import cast
 
@@ -87,23 +88,44 @@ class Conversations:
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
         self._current: dict[str, int] = {}  # chat -> its conversation number (a cache)
+        # chat -> the lookup under way: a request's context and its turn both ask at once
+        self._looking: dict[str, asyncio.Future[int]] = {}
 
     async def current(self, chat: str, at: float) -> int:
-        """The chat's conversation number (1 for a chat never seen, recorded now)."""
+        """The chat's conversation number (1 for a chat never seen, recorded now). Callers
+        that ask at once while it is not cached share one lookup."""
         if chat in self._current:
             return self._current[chat]
-        row = await self._store.read_one(
-            "SELECT conversation FROM memory_chats WHERE chat = ?", (chat,)
-        )
-        if row is None:
-            await self._store.write(
-                "INSERT INTO memory_chats (chat, conversation, started_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(chat) DO NOTHING",
-                (chat, at),
+        looking = self._looking.get(chat)
+        if looking is None:
+            looking = asyncio.ensure_future(self._look_up(chat, at))
+            looking.add_done_callback(_retrieved)
+            self._looking[chat] = looking
+        # Shielded: a caller cancelled leaves the lookup to the others.
+        return await asyncio.shield(looking)
+
+    async def _look_up(self, chat: str, at: float) -> int:
+        """Read the chat's number, or record a new chat as conversation 1 (one trip each)."""
+        mine = asyncio.current_task()
+        try:
+            row = await self._store.read_one(
+                "SELECT conversation FROM memory_chats WHERE chat = ?", (chat,)
             )
-            return await self.current(chat, at)
-        self._current[chat] = int(row[0])
-        return self._current[chat]
+            if row is None:
+                inserted = await self._store.write(
+                    "INSERT INTO memory_chats (chat, conversation, started_at) VALUES (?, 1, ?)"
+                    " ON CONFLICT(chat) DO NOTHING",
+                    (chat, at),
+                )
+                if not inserted:  # recorded meanwhile (a /new): read what it holds
+                    return await self._look_up(chat, at)
+            number = 1 if row is None else int(row[0])
+            if self._looking.get(chat) is mine:  # not started over by a /new meanwhile
+                self._current[chat] = number
+            return number
+        finally:
+            if self._looking.get(chat) is mine:
+                del self._looking[chat]
 
     async def record(
         self, chat: str, role: Role, text: str, receipt_id: str | None, at: float
@@ -126,6 +148,7 @@ class Conversations:
             (chat, at),
         )
         self._current.pop(chat, None)
+        self._looking.pop(chat, None)  # a lookup under way may hold the old number
         return await self.current(chat, at)
 
     async def summary(self, chat: str) -> tuple[str, str, str] | None:
@@ -145,3 +168,9 @@ class Conversations:
             (expression, max(0, limit)),
         )
         return [turn_of(row) for row in rows]
+
+
+def _retrieved(lookup: asyncio.Future[int]) -> None:
+    """A shared lookup's failure is its callers'; marked seen so none goes unreported."""
+    if not lookup.cancelled():
+        lookup.exception()

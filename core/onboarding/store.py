@@ -8,7 +8,7 @@ from collections.abc import Callable
 import aiosqlite
 
 from core.onboarding.progress import Progress, Status, Step
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "onboarding",

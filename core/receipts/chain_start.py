@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.receipts.base import Checkpoint
 from core.receipts.model import Receipt, ReceiptStatus
-from core.receipts.walk import connect
+from core.storage.connections import connect_reader
 
 KIND = "checkpoint_chain"
 BEGAN, LOST = "began", "lost"
@@ -61,7 +61,7 @@ class _Record:
 
 def records(ledger: Path) -> list[_Record]:
     """The `checkpoint_chain` receipts of the ledger file, in order (blocking, read-only)."""
-    db = connect(ledger.resolve().as_uri())
+    db = connect_reader(ledger)
     try:
         rows = db.execute(
             "SELECT seq, action_name, outputs FROM receipts WHERE action_type = ? ORDER BY seq",

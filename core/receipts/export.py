@@ -3,12 +3,12 @@ export`: every stored field and both hashes, in sequence order, read-only."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
 from core.receipts.schema import COLUMNS
+from core.storage.connections import connect_reader
 
 
 def stored_rows(
@@ -22,5 +22,5 @@ def stored_rows(
         where.append("action_type = ?")
         params.append(action_type)
     sql = f"SELECT {COLUMNS} FROM receipts WHERE {' AND '.join(where)} ORDER BY seq"
-    with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)) as db:
+    with closing(connect_reader(path)) as db:
         yield from db.execute(sql, params)

@@ -12,11 +12,13 @@ import functools
 import sqlite3
 import threading
 
+from core.storage.connections import connect_scratch
+
 MAX_TERMS = 8
 MIN_PREFIX = 3  # shorter prefixes merge too many terms to answer quickly
 MAX_TERM_CHARS = 256
 
-_probe = sqlite3.connect(":memory:", check_same_thread=False)
+_probe = connect_scratch()
 _probe.execute(
     "CREATE VIRTUAL TABLE probe USING fts5(body, content='', detail=column,"
     " tokenize='unicode61 remove_diacritics 2')"

@@ -3,13 +3,13 @@ or a period's (from a timestamp on), oldest first, the file opened read-only."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
 from core.receipts.model import StoredReceipt
 from core.receipts.schema import COLUMNS
+from core.storage.connections import connect_reader
 
 
 def stored_of_kind(
@@ -26,13 +26,13 @@ def stored_of_kind(
         where.append("timestamp >= ?")
         params.append(since)
     sql = f"SELECT {COLUMNS} FROM receipts WHERE {' AND '.join(where)} ORDER BY seq"
-    with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)) as db:
+    with closing(connect_reader(path)) as db:
         for row in db.execute(sql, params):
             yield StoredReceipt(*row)
 
 
 def receipt_exists(path: Path, receipt_id: str) -> bool:
     """Whether the ledger at `path` holds a receipt with this id. Raises sqlite3.Error."""
-    with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)) as db:
+    with closing(connect_reader(path)) as db:
         row = db.execute("SELECT 1 FROM receipts WHERE id = ?", (receipt_id,)).fetchone()
     return row is not None

@@ -26,7 +26,7 @@ from core.receipts.base import Checkpoint, VerifyReport, fingerprint
 from core.receipts.chain_start import KIND as CHAIN_START_KIND
 from core.receipts.evidence import Evidence
 from core.receipts.verify import check_ends, merge, verify_ledger, walk_file
-from core.receipts.walk import connect
+from core.storage.connections import connect_reader
 from soul.atomic import write_atomic
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ def _verify_after(path: Path, evidence: Evidence, anchor: Checkpoint) -> VerifyR
 
 def _stored_hash(path: Path, seq: int) -> str | None:
     """The stored hash of receipt `seq`, or None when there is no such receipt."""
-    db = connect(path.resolve().as_uri())
+    db = connect_reader(path)
     try:
         row = db.execute("SELECT hash FROM receipts WHERE seq = ?", (seq,)).fetchone()
     finally:
@@ -152,7 +152,7 @@ def _began_again(path: Path, anchor: Checkpoint) -> str | None:
     """A checkpoint chain beginning recorded after a point already verified: the chain was
     lost and started over (a start-up records a beginning only before the first
     checkpoint)."""
-    db = connect(path.resolve().as_uri())
+    db = connect_reader(path)
     try:
         row = db.execute(
             "SELECT seq FROM receipts WHERE action_type = ? AND seq > ? ORDER BY seq LIMIT 1",

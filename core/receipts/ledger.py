@@ -20,7 +20,6 @@ from core.receipts.base import (
 )
 from core.receipts.chain import HASH, ID, SEQ, Row
 from core.receipts.checkpoints import Checkpointer
-from core.receipts.commits import GroupCommit
 from core.receipts.evidence import Evidence
 from core.receipts.fingerprints import Fingerprint, KeyFingerprint
 from core.receipts.kinds import KindRegistry
@@ -32,9 +31,14 @@ from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
 from core.receipts.verify import verify_ledger
 from core.receipts.writer import ChainWriter
+from core.runtime.backoff import BackoffConfig
 from core.runtime.tasks import Supervisor
+from core.storage.group_commit import Batching, GroupCommit
 
 log = logging.getLogger(__name__)
+
+MAX_PENDING = 200_000  # receipts queued beyond this are dropped (and counted)
+WRITE_RETRY = BackoffConfig(min_delay=0.05, max_delay=5.0)  # after a failed write
 
 # The log record's attribute naming a kind written but not registered (the tests fail on it).
 UNREGISTERED = "unregistered_kind"
@@ -44,10 +48,11 @@ class SqliteLedger:
     """The ReceiptStore on SQLite.
 
     `append` queues a receipt; a writer task commits queued receipts in batches (one
-    transaction each, commits.py), redacting each and chaining its hash to the one before
-    it. `append_durable` and `flush` wait for the commit. Reads go through a connection of
-    their own (LedgerReader), search through a derived index (SearchIndex). With a
-    Checkpointer, the head is signed every so often and at close (checkpoints.py).
+    transaction each, core/storage/group_commit.py; a failed batch is tried again),
+    redacting each and chaining its hash to the one before it. `append_durable` and `flush`
+    wait for the commit. Reads go through a connection of their own (LedgerReader), search
+    through a derived index (SearchIndex). With a Checkpointer, the head is signed every so
+    often and at close (checkpoints.py).
 
     A receipt whose kind is not in `kinds` (core/receipts/registry.py) is stored all the
     same, never lost or refused over its name, and logged once per kind; the test suite
@@ -72,13 +77,22 @@ class SqliteLedger:
         self._checkpoints = checkpoints
         self._chain = ChainWriter(path, redactor or Redactor())
         self._supervisor = tasks or Supervisor()
-        self._commits = GroupCommit(
+        self._commits: GroupCommit[Receipt, Row] = GroupCommit(
             self._write,
-            self._after_commit,
-            batch_size=batch_size,
-            flush_interval=flush_interval,
+            what="receipts",
+            name="ledger-writer",
             tasks=self._supervisor,
+            batching=Batching(
+                size=batch_size,
+                most=batch_size * 8,
+                gather=flush_interval,
+                retry=WRITE_RETRY,
+                max_pending=MAX_PENDING,
+            ),
+            after=self._after_commit,
+            private=True,  # a writer's error may quote receipt data that was never redacted
         )
+        self._added: list[Row] = []  # the rows the last commit added
         self._catch_up: asyncio.Task[None] | None = None
         self._head_seq = 0  # the last seq committed, kept as commits land
         search_file = search_path or path.with_name(path.stem + "-search.db")
@@ -100,12 +114,19 @@ class SqliteLedger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             await self._chain.open()
             await self._reader.open()
+        except StorageError:
+            await self._chain.close()
+            raise
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
             await self._chain.close()
             raise StorageError(f"{self.path}: cannot open the receipt ledger: {exc}") from None
         try:
             await self._search.open()
+        except StorageError:
+            await self._reader.close()
+            await self._chain.close()
+            raise
         except (sqlite3.Error, OSError) as exc:
             await self._reader.close()
             await self._chain.close()
@@ -191,7 +212,7 @@ class SqliteLedger:
         """Queue a receipt and wait until it is committed."""
         if receipt.action_type not in self._kinds:
             self._note_unregistered(receipt.action_type)
-        return await self._commits.append_durable(receipt)
+        return StoredReceipt(*await self._commits.write(receipt))
 
     def _note_unregistered(self, kind: str) -> None:
         """Note a kind missing from the registry, logging it the first time."""
@@ -214,7 +235,8 @@ class SqliteLedger:
         and queued to commit within the flush interval."""
         return self._head_seq + self._commits.queued
 
-    async def _after_commit(self, added: list[Row]) -> None:
+    async def _after_commit(self) -> None:
+        added, self._added = self._added, []
         if added:
             self._head_seq = max(self._head_seq, int(added[-1][SEQ]))
         self._search.submit(added)
@@ -222,11 +244,12 @@ class SqliteLedger:
             self._checkpoints.note(added[-1][SEQ], added[-1][HASH])
         await self._chain.maybe_checkpoint()
 
-    async def _write(self, receipts: list[Receipt]) -> tuple[list[Row], list[Row]]:
-        """Commit a batch: (the rows added, the row standing for each receipt)."""
+    async def _write(self, receipts: list[Receipt]) -> list[Row]:
+        """Commit a batch: the row standing for each receipt (the rows added are noted for
+        `_after_commit`)."""
         try:
-            rows = await self._chain.insert(receipts)
-            return rows, rows
+            self._added = await self._chain.insert(receipts)
+            return self._added
         except sqlite3.IntegrityError:
             pass
         # Another writer took our next seq, or a receipt was appended twice: it is stored
@@ -239,9 +262,9 @@ class SqliteLedger:
                 fresh.setdefault(receipt.id, receipt)
         if len(fresh) < len(receipts):
             log.warning("%d receipt(s) appended again; stored once", len(receipts) - len(fresh))
-        rows = await self._chain.insert(list(fresh.values())) if fresh else []
-        known.update((row[ID], row) for row in rows)
-        return rows, [known[r.id] for r in receipts]
+        self._added = await self._chain.insert(list(fresh.values())) if fresh else []
+        known.update((row[ID], row) for row in self._added)
+        return [known[r.id] for r in receipts]
 
     async def get(self, receipt_id: str) -> StoredReceipt | None:
         """One receipt by id."""

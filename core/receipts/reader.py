@@ -30,6 +30,7 @@ from core.receipts.query import (
 from core.receipts.registry import KINDS
 from core.receipts.schema import COLUMNS
 from core.receipts.search import SearchIndex
+from core.storage.connections import open_reader
 
 # A plain search reads one hit more than its page. A filtered one reads hits in chunks that
 # grow (500, 2,000, 8,000, ...), so it needs few trips, and a rare filter stops after
@@ -66,9 +67,7 @@ class LedgerReader:
 
     async def open(self) -> None:
         """Open the read connection (the writer has created the schema)."""
-        self._db = await aiosqlite.connect(self._path, isolation_level=None)
-        await self._db.execute("PRAGMA busy_timeout=5000")
-        await self._db.execute("PRAGMA query_only=ON")
+        self._db = await open_reader(self._path)
 
     async def close(self) -> None:
         """Close the read connection."""

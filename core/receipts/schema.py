@@ -1,14 +1,10 @@
 """The ledger's SQL: table, indexes, full-text index, and the append-only triggers."""
 
-from core.state import Schema
+from core.storage.versions import Schema
 
-PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=FULL",
-    "PRAGMA wal_autocheckpoint=8000",
-    "PRAGMA busy_timeout=5000",
-    "PRAGMA foreign_keys=OFF",
-)
+# Beyond what every writing connection gets (core/storage/connections.py): checkpoints
+# left to the writer (CHECKPOINT_EVERY batches), and no foreign keys to check.
+PRAGMAS = ("PRAGMA wal_autocheckpoint=8000", "PRAGMA foreign_keys=OFF")
 
 # ledger.db has one owner, the ledger: its version is the file's PRAGMA user_version.
 SCHEMA = Schema(

@@ -15,7 +15,7 @@ from core.errors import StorageError
 from core.receipts.chain import Row
 from core.receipts.schema import SEARCH, SEARCH_TEXT_LIMIT
 from core.runtime.tasks import Supervisor
-from core.state import keep_private, migrate_file
+from core.storage.connections import open_db
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +53,7 @@ class SearchIndex:
         self._task = self._supervisor.spawn(self._index_forever(), name="receipt-indexer")
 
     async def _connect(self) -> aiosqlite.Connection:
-        db = await aiosqlite.connect(self.path, isolation_level=None)
-        try:
-            keep_private(self.path)
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA synchronous=OFF")
-            await migrate_file(db, SEARCH)
-        except BaseException:
-            await db.close()
-            raise
-        return db
+        return await open_db(self.path, SEARCH, "search index", synchronous="OFF")
 
     async def close(self) -> None:
         """Index what is queued, then stop."""

@@ -23,8 +23,9 @@ from core.receipts.fingerprints import Fingerprint, KeyFingerprint
 from core.receipts.model import GENESIS_HASH
 from core.receipts.schema import SCHEMA
 from core.receipts.signing import PUBLIC_FILE, CheckpointVerifier
-from core.receipts.walk import Span, connect, walk_span
-from core.state import check_version
+from core.receipts.walk import Span, walk_span
+from core.storage.connections import connect_reader
+from core.storage.versions import check_version
 
 # A ledger this long is walked in spans, one process each (hashing is CPU work that one
 # thread cannot spread); below it, starting the processes costs more than they save.
@@ -110,8 +111,7 @@ def walk_file(
 ) -> list[Span]:
     """Walk the ledger from receipt `low` (default: the whole ledger), in spans; raises
     sqlite3.Error for a file it cannot read."""
-    uri = path.resolve().as_uri()
-    db = connect(uri)
+    db = connect_reader(path)
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         check_version(str(path), SCHEMA, int(version))
@@ -131,14 +131,14 @@ def walk_file(
     marks = [_marks_within(checkpoints, lo, hi) for lo, hi in bounds]
     spot = against.seq if against is not None else None
     if len(bounds) == 1:
-        return [walk_span(uri, *bounds[0], marks[0], spot)]
+        return [walk_span(path, *bounds[0], marks[0], spot)]
     import multiprocessing  # here: a long ledger's verify is the only user of processes
     from concurrent.futures import ProcessPoolExecutor
 
     spawn = multiprocessing.get_context("spawn")  # never fork a process with threads
     with ProcessPoolExecutor(len(bounds), mp_context=spawn) as pool:
         futures = [
-            pool.submit(walk_span, uri, lo, hi, at, spot)
+            pool.submit(walk_span, path, lo, hi, at, spot)
             for (lo, hi), at in zip(bounds, marks, strict=True)
         ]
         return [future.result() for future in futures]

@@ -7,13 +7,14 @@ would: its inputs and its result are plain, picklable values.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.receipts.base import Checkpoint
 from core.receipts.chain import link
 from core.receipts.model import GENESIS_HASH
 from core.receipts.schema import COLUMNS
+from core.storage.connections import connect_reader
 
 ROWS_AT_ONCE = 4096
 
@@ -38,22 +39,18 @@ class Span:
         return self.bad_seq is not None
 
 
-def connect(uri: str) -> sqlite3.Connection:
-    """A read-only connection to a file: URI (verification never creates or changes one)."""
-    return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=5)
-
-
 def walk_span(
-    uri: str,
+    path: Path,
     low: int,
     high: int,
     marks: dict[int, list[Checkpoint]],
     against_seq: int | None = None,
 ) -> Span:
-    """Walk the receipts with seqs in [low, high] of the ledger at `uri` (a file: URI).
+    """Walk the receipts with seqs in [low, high] of the ledger at `path` (read-only: verification
+    never creates or changes a file).
     Raises sqlite3.Error for a file that cannot be read."""
     span = Span()
-    db = connect(uri)
+    db = connect_reader(path)
     try:
         before = db.execute(
             "SELECT seq, hash FROM receipts WHERE seq < ? ORDER BY seq DESC LIMIT 1", (low,)

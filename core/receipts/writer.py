@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
 import aiosqlite
@@ -15,19 +14,11 @@ from core.receipts.chain import HASH, SEQ, Row, chained_chunks
 from core.receipts.model import GENESIS_HASH, Receipt
 from core.receipts.redaction import Redactor
 from core.receipts.schema import PRAGMAS, ROWS_PER_INSERT, SCHEMA, insert_rows
-from core.state import keep_private, migrate_file
+from core.storage.connections import open_db
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY = 64  # batches between explicit WAL checkpoints
-
-
-async def _run(db: aiosqlite.Connection, sql: str, params: Sequence[object] = ()) -> int:
-    """Execute a statement and close its cursor (an open cursor would hold back checkpoints)."""
-    cursor = await db.execute(sql, params)
-    count = cursor.rowcount
-    await cursor.close()
-    return count
 
 
 class ChainWriter:
@@ -46,19 +37,13 @@ class ChainWriter:
         self._batches = 0
 
     async def open(self) -> None:
-        """Open (or create) the file and its schema, upgraded; raises sqlite3.Error or
-        OSError, or StorageError for a file newer than this code."""
+        """Open (or create) the file and its schema, upgraded; StorageError naming the file
+        when it cannot (or it is newer than this code)."""
         # Implicit transactions: an INSERT begins one (IMMEDIATE), commit() ends it, so a
         # batch costs two trips to the database thread.
-        self._db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
-        try:
-            keep_private(self.path)
-            for pragma in PRAGMAS:
-                await _run(self._db, pragma)
-            await migrate_file(self._db, SCHEMA)
-        except BaseException:
-            await self.close()
-            raise
+        self._db = await open_db(
+            self.path, SCHEMA, "receipt ledger", pragmas=PRAGMAS, isolation_level="IMMEDIATE"
+        )
 
     async def close(self) -> None:
         """Close the connection."""

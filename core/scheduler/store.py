@@ -16,7 +16,8 @@ import aiosqlite
 
 from core.errors import StorageError
 from core.scheduler.model import ChatJobRow, JobState, Outcome, RunRecord
-from core.state import Schema, open_db
+from core.storage.connections import open_db
+from core.storage.versions import Schema
 
 
 async def _add_task_columns(db: aiosqlite.Connection) -> None:

@@ -20,7 +20,8 @@ from typing import Any
 import aiosqlite
 
 from core.errors import InvalidToken
-from core.state import Commits, Direct, Schema, migrate
+from core.storage.commits import Commits, Direct
+from core.storage.versions import Schema, migrate
 
 _ID_BYTES = 12
 _MAC_BYTES = 12

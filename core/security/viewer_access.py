@@ -13,7 +13,7 @@ from collections.abc import Callable
 import aiosqlite
 
 from core.errors import InvalidToken
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "viewer_links",

@@ -27,7 +27,7 @@ from core.skills.package import (
 )
 from core.skills.permissions import MARKETPLACE_BASE, Permission
 from core.skills.registry import Ownership, SkillRegistry
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 DECIDE = "skills.proposal"
 CARD_TTL = 7 * 86400.0

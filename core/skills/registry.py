@@ -20,7 +20,7 @@ from core.receipts.model import Receipt, ReceiptStatus
 from core.skills.manifest import SkillManifest, load_manifest
 from core.skills.package import SignatureState, folder_digest
 from core.skills.permissions import MARKETPLACE_BASE, Permission
-from core.state import Schema, migrate
+from core.storage.versions import Schema, migrate
 
 SCHEMA = Schema(
     "skills",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.app import Lancelot
@@ -9,7 +11,7 @@ from core.commands.registry import Router
 from core.events import Button, ButtonPress, Card, CardKind, Inbound, MessageRef
 from core.receipts.base import ReceiptQuery
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import say
+from tests.fakes.owner import CHAT, OWNER, say
 from tests.fakes.spellings import decodes_alike, other_spellings
 
 pytestmark = pytest.mark.app(
@@ -169,3 +171,22 @@ async def test_another_spelling_of_a_button_is_refused_as_a_forgery(
     await app.bus.publish(ButtonPress(phone.name, "owner", "owner-chat", ref, token))
     await app.bus.drained()
     assert [(r, c.title) for r, c in phone.edits] == [(ref, "Done")]
+
+
+async def test_an_answered_update_is_marked_handled_with_one_write(app: Lancelot) -> None:
+    """Its answer queued, an update kept in the inbox is marked done at once (a restart must
+    not answer it again); the end of its handling writes no second mark."""
+    phone = MemoryChannel("durable")
+    await app.attach(phone, durable=True)  # its cards go through the outbox, in state.db
+
+    async def writes_for(message: Inbound) -> int:
+        before = app.writer.writes
+        await app.bus.publish(message)
+        await phone.next_card()
+        async with asyncio.timeout(5):  # the reply landed before the mark: no wait for it
+            await app.bus.drained()
+        return app.writer.writes - before
+
+    plain = await writes_for(Inbound(phone.name, OWNER, CHAT, "/help"))
+    kept = await writes_for(Inbound(phone.name, OWNER, CHAT, "/help", arrival=41))
+    assert kept - plain == 1  # the done mark, once

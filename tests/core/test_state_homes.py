@@ -24,7 +24,7 @@ from core.receipts.base import ReceiptQuery
 from core.scheduler import store as scheduler_store
 from core.security import tokens, viewer_access
 from core.skills import proposals, registry
-from core.state import LAYOUT, Schema
+from core.storage.versions import LAYOUT, Schema
 from tests.bot.test_cli import env_for, lancelot
 from tests.fakes.calendar import CalendarClock
 from tests.fakes.channel import MemoryChannel

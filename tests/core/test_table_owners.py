@@ -17,7 +17,7 @@ SCANNED = ("core", "bot", "skills")
 
 # table -> the module (or package, ending in /) that alone reads and writes it
 OWNERS = {
-    "schema_versions": "core/state.py",
+    "schema_versions": "core/storage/versions.py",
     "action_tokens": "core/security/tokens.py",
     "viewer_links": "core/security/viewer_access.py",
     "outbox": "core/delivery/store.py",

@@ -21,6 +21,12 @@ APPROVAL_SERVICE_TESTS = (
     "tests/core/agent/test_conversations.py::test_t3_call_denied_and_the_model_adapts",
     "tests/bot/channels/telegram/test_progress.py::test_stop_while_an_approved_change_is_applied_lets_it_finish",
 )
+# The pure decision and the engine over it (replay's and what-if's tests need Docker: slow).
+DECISION_TESTS = (
+    "tests/core/governance/test_decision.py",
+    "tests/core/governance/test_deciding.py",
+    "tests/core/governance/test_policy.py",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -31,6 +37,16 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/governance/approval_service.py": APPROVAL_SERVICE_TESTS,
     "core/governance/approval_transitions.py": APPROVAL_TESTS,
     "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
+    "core/governance/deciding.py": DECISION_TESTS,
+    "core/governance/decision.py": DECISION_TESTS,
+    "core/governance/by_effect.py": (
+        "tests/core/governance/test_dry_run_views.py",
+        "tests/core/governance/test_by_effect.py::test_without_a_sandbox_only_provably_read_only_commands_run_at_once",
+    ),
+    "core/governance/sensitive.py": (
+        "tests/core/governance/test_sensitive.py",
+        "tests/core/agent/test_flow_rules.py::test_the_asking_action_carries_the_names_its_card_shows",
+    ),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
         f"{RECEIPTS}/test_verify.py",
@@ -59,6 +75,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
     "soul/linter.py": ("tests/soul/test_linter.py",),
+    "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
+    "soul/rules.py": (
+        "tests/soul/test_rules.py",
+        "tests/soul/test_redteam_shell.py",
+        "tests/core/governance/test_deciding.py",
+    ),
 }
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from soul import SHIPPED_VERSIONS_DIR, LintReport, Severity, lint_file, lint_text
+from soul import SHIPPED_VERSIONS_DIR, LintReport, Severity, lint, lint_file, lint_text
 from tests.soul.texts import edit, line_of
 
 
@@ -219,3 +219,192 @@ def test_a_flow_rule_opened_to_allow_is_a_warning(v1_text: str, old: str, new: s
 def test_a_flow_rule_with_an_unknown_value_is_refused(v1_text: str) -> None:
     report = lint_text(edit(v1_text, "private_egress: ask", "private_egress: sometimes"))
     assert not report.ok
+
+
+SHIPPED = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
+assert SHIPPED is not None
+RULES = {r.id: i for i, r in enumerate(SHIPPED.risk_rules.rules)}
+DENIED = {d.id: i for i, d in enumerate(SHIPPED.risk_rules.denylist)}
+CRITICAL, WARNING = Severity.CRITICAL, Severity.WARNING
+Said = tuple[str, Severity, str, str | None]
+
+
+def said(text: str) -> list[Said]:
+    """What `lancelot soul lint` says of the text: check, severity, words and where."""
+    return [(f.check, f.severity, f.message, f.path) for f in lint_text(text).findings]
+
+
+def emptied(text: str, key: str, following: str) -> str:
+    """`text` with the list under top-level `key` (up to `following`) emptied."""
+    start, end = text.index(f"\n{key}:\n") + 1, text.index(f"\n{following}:")
+    return text[:start] + f"{key}: []\n" + text[end:]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "findings"),
+    [
+        (
+            "destructive_actions:\n",
+            "destructive_actions:\n  - disk.wipe\n",
+            [("destructive-requires-approval", CRITICAL,
+              "destructive action 'disk.wipe' is not in requires_approval",
+              "destructive_actions[0]")],
+        ),
+        (
+            "kind: repo.push",
+            "kind: repo.sync",
+            [("destructive-requires-approval", CRITICAL,
+              "T3 rule 'git-push' has kind 'repo.sync', which is not in requires_approval",
+              f"risk_rules.rules[{RULES['git-push']}]")],
+        ),
+        (  # a rule with no kind counts as its capability
+            "  - soul.amend\n\n",
+            "\n",
+            [("destructive-requires-approval", CRITICAL,
+              "T3 rule 'soul-amend' has kind 'soul.amend', which is not in requires_approval",
+              f"risk_rules.rules[{RULES['soul-amend']}]")],
+        ),
+        (
+            "git_history_lost: T3",
+            "git_history_lost: T2",
+            [("destructive-requires-approval", CRITICAL,
+              "the git_history_lost effect destroys what was there: it must be T3",
+              "risk_rules.effects.git_history_lost")],
+        ),
+        (
+            "forbid_silent_degradation: true",
+            "forbid_silent_degradation: false",
+            [("no-silent-degradation", CRITICAL,
+              "forbid_silent_degradation must be true: a fallback is always announced",
+              "forbid_silent_degradation")],
+        ),
+        (
+            "allow_autonomous_irreversible: false",
+            "allow_autonomous_irreversible: true",
+            [("no-autonomous-irreversible", CRITICAL,
+              "allow_autonomous_irreversible must be false",
+              "scheduling_boundaries.allow_autonomous_irreversible")],
+        ),
+        (
+            "max_tier_without_approval: T1",
+            "max_tier_without_approval: T3",
+            [("no-autonomous-irreversible", CRITICAL,
+              "max_tier_without_approval must be below T3",
+              "scheduling_boundaries.max_tier_without_approval")],
+        ),
+        ("max_tier_without_approval: T1", "max_tier_without_approval: T2", []),
+        (
+            "channels: [telegram, gchat, console]",
+            "channels: []",
+            [("approval-channel", CRITICAL,
+              "approval_rules.channels names no channel: approvals could never be answered",
+              "approval_rules.channels")],
+        ),
+        (
+            "after_minutes: 20",
+            "after_minutes: 30",
+            [("approval-channel", WARNING,
+              "the reminder comes after the approval has already expired",
+              "approval_rules.escalation")],
+        ),
+        ("after_minutes: 20", "after_minutes: 29", []),
+        ("after_minutes: 20\n    action: remind", "after_minutes: 45\n    action: expire", []),
+        (
+            "auto_approve_tiers: [T1, T2]",
+            "auto_approve_tiers: [T1, T3, T2]",
+            [("crusader-tiers", CRITICAL,
+              "crusader mode may auto-approve T2 at most, not T3",
+              "crusader.auto_approve_tiers[1]")],
+        ),
+        (
+            "private_egress: ask",
+            "private_egress: allow",
+            [("flow-rules", WARNING,
+              "flow_rules.private_egress is allow: private data may leave the machine "
+              "without asking you", "flow_rules.private_egress")],
+        ),
+        (
+            "stranger_changes: ask",
+            "stranger_changes: allow",
+            [("flow-rules", WARNING,
+              "flow_rules.stranger_changes is allow: a page or a file may choose what "
+              "changes without asking you", "flow_rules.stranger_changes")],
+        ),
+        (
+            "stranger_memory: quarantine",
+            "stranger_memory: allow",
+            [("flow-rules", WARNING,
+              "flow_rules.stranger_memory is allow: a page may write memory without asking "
+              "you", "flow_rules.stranger_memory")],
+        ),
+        (
+            "  effects:\n",
+            "  mcp:\n    a.b: {git_log: T0}\n    git: {\"*\": T2}\n  effects:\n",
+            [("mcp-rules", CRITICAL, "'a.b' cannot be an MCP server's name (no '.' or '__')",
+              "risk_rules.mcp.a.b")],
+        ),
+        (
+            "- id: git-read-only",
+            "- id: shell-read-only",
+            [("unique-rule-ids", CRITICAL, "rule id 'shell-read-only' is used 2 times", None)],
+        ),
+        (
+            "- id: deny-mkfs",
+            "- id: git-push",
+            [("unique-rule-ids", CRITICAL, "rule id 'git-push' is used 2 times", None)],
+        ),
+        (
+            '"git status", "git diff"',
+            "\"git 'status\", \"\", \"git diff\"",
+            [("rule-syntax", CRITICAL, "cannot split \"git 'status\"",
+              f"risk_rules.rules[{RULES['git-read-only']}].match.commands[0]"),
+             ("rule-syntax", CRITICAL, "cannot split ''",
+              f"risk_rules.rules[{RULES['git-read-only']}].match.commands[1]")],
+        ),
+        (
+            "      alternatives:\n        - Ask the owner to restart the host by hand.\n"
+            "        - Restart only the service that needs it, through its own command.\n",
+            "",
+            [("deny-alternatives", WARNING, "deny rule 'deny-power' offers no alternative",
+              f"risk_rules.denylist[{DENIED['deny-power']}]")],
+        ),
+    ],
+)  # fmt: skip
+def test_each_finding_says_what_is_wrong_and_where(
+    v1_text: str, old: str, new: str, findings: list[Said]
+) -> None:
+    assert said(edit(v1_text, old, new)) == findings
+
+
+def test_empty_lists_the_soul_relies_on_are_warned_about(v1_text: str) -> None:
+    text = emptied(v1_text, "tone_invariants", "forbid_silent_degradation")
+    assert said(text) == [
+        ("no-silent-degradation", WARNING, "tone_invariants is empty", "tone_invariants")
+    ]
+    text = emptied(v1_text, "memory_ethics", "scheduling_boundaries")
+    assert said(text) == [("memory-ethics", WARNING, "memory_ethics has no rule", "memory_ethics")]
+
+
+def test_a_soul_that_names_nothing_destructive_is_warned_about(v1_text: str) -> None:
+    text = emptied(v1_text, "destructive_actions", "approval_rules")
+    assert said(text) == [
+        ("destructive-requires-approval", WARNING, "destructive_actions is empty",
+         "destructive_actions")
+    ]  # fmt: skip
+
+
+def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    (finding,) = lint_file(tmp_path / "nope.yaml").findings
+    assert (finding.check, finding.severity) == ("unreadable", CRITICAL)
+    assert finding.message == "cannot read the file: No such file or directory"
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"name: Lancel\xf6t\n")
+    (finding,) = lint_file(latin).findings
+    assert finding.message.startswith("cannot read the file: 'utf-8' codec can't decode")
+    assert lint_file(latin).source == str(latin)
+
+
+def test_a_text_or_a_soul_with_no_name_is_reported_as_such(v1_text: str) -> None:
+    assert lint_text(v1_text).render() == "<text>: OK (0 critical, 0 warning(s))"
+    assert SHIPPED is not None
+    assert lint(SHIPPED).source == "<soul>"

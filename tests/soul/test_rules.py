@@ -47,6 +47,11 @@ def shell(command: str, **facts: bool) -> Action:
         ("systemctl reboot", "deny-power"),
         ("sudo apt-get install vim", "deny-privilege"),
         ("ls; FOO=1 sudo ls", "deny-privilege"),
+        # A command word known only at run time may be any command whose arguments match,
+        # and a glob word names the commands it matches; a later one hides no earlier match.
+        ("$c -rf /", "deny-rm-root"),
+        ("s[u]do ls", "deny-privilege"),
+        ("rm -rf / | $c x", "deny-rm-root"),
     ],
 )
 def test_denylisted_commands_are_refused_with_alternatives(
@@ -69,6 +74,8 @@ def test_denylisted_commands_are_refused_with_alternatives(
         "chmod -R 755 ./site",
         "echo sudo is denied",
         "grep -r shutdown docs/",
+        "$c",  # a run-time word with no arguments names no particular command
+        "c=ls; $c x",
     ],
 )
 def test_ordinary_commands_are_not_denied(v1: Soul, command: str) -> None:
@@ -151,3 +158,28 @@ def test_unreadable_commands_raise(v1: Soul, command: str) -> None:
         classify(v1, shell(command))
     with pytest.raises(UnparseableCommand):
         denied_by(v1, command)
+
+
+def test_where_a_write_lands_decides_and_an_unknown_place_counts_as_both(v1: Soul) -> None:
+    outside = classify(v1, Action("file.write", in_workspace=False, overwrites=False))
+    assert (outside.tier, outside.rule_ids) == ("T3", ("file-write-outside",))
+    assert "file.write.outside" in outside.kinds
+    unknown = classify(v1, Action("file.write", overwrites=False))
+    assert unknown.rule_ids == ("file-write-workspace", "file-write-outside")
+
+
+def test_a_shell_action_with_no_command_line_gets_the_default(v1: Soul) -> None:
+    found = classify(v1, Action("shell.exec"))
+    assert (found.tier, found.kinds) == ("T2", ("shell.exec",))
+
+
+def test_only_an_upper_case_variable_name_counts_as_setting_the_environment(v1: Soul) -> None:
+    assert classify(v1, shell("p=ABC; ls")).tier == "T0"
+    assert classify(v1, shell("Path=abc; ls")).tier == "T2"
+
+
+def test_a_run_time_command_is_never_below_the_default_tier(v1: Soul) -> None:
+    kept = tuple(r for r in v1.risk_rules.rules if r.id == "shell-workspace-write")  # T1
+    soul = v1.model_copy(update={"risk_rules": v1.risk_rules.model_copy(update={"rules": kept})})
+    assert classify(soul, shell("mkdir build")).tier == "T1"
+    assert classify(soul, shell("$c build")).tier == "T2"

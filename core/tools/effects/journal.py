@@ -11,7 +11,8 @@ from typing import Any
 import aiosqlite
 
 from core.errors import StorageError
-from core.state import Schema, open_db
+from core.storage.connections import open_db
+from core.storage.versions import Schema
 from core.tools.base import ToolResult
 from core.tools.effects.effectset import EffectSet
 from core.tools.effects.records import Change, DryRun

@@ -46,9 +46,12 @@ def settings_for(home: Path) -> Settings:
 
 @pytest.fixture(autouse=True)
 def _unfreeze() -> Iterator[None]:
-    """`serve` freezes its start-up heap; give the test process's back to the collector."""
+    """`serve` freezes its start-up heap and paces the collector; give the test process's
+    heap back to the collector, at its own pace."""
+    paced = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*paced)
 
 
 @contextlib.asynccontextmanager

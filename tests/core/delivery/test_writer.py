@@ -91,3 +91,12 @@ async def test_close_commits_what_is_queued_and_then_refuses(tmp_path: Path) -> 
     assert len(on_disk(tmp_path / "state.db")) == 5
     with pytest.raises(StorageError, match="closed"):
         await writer.execute("INSERT INTO t (k, v) VALUES (6, 'late')")
+
+
+async def test_a_write_that_fails_with_a_bug_fails_its_caller_instead_of_hanging(
+    writer: StateWriter,
+) -> None:
+    with pytest.raises(StorageError, match="writer stopped"):
+        await asyncio.wait_for(writer.write(lambda conn: 1 // 0), 5)
+    with pytest.raises(StorageError, match="writer stopped"):
+        await writer.execute("INSERT INTO t (k, v) VALUES (1, 'after')")

@@ -269,6 +269,13 @@ async def test_without_a_sandbox_only_provably_read_only_commands_run_at_once(
         assert card.kind is CardKind.APPROVAL
         assert "cannot see what this command would change" not in card.title
         assert not (ws(app) / "b.txt").exists()
+        await app.ledger.flush()
+        page = await app.ledger.page(ReceiptQuery(action_type="policy_decision", limit=10))
+        (asked,) = [r.decoded("outputs") for r in page.receipts if "touch" in r.inputs]
+        assert asked["reason"] == (
+            "I cannot see what this command would change before it runs (no sandbox to "
+            "dry-run it in), so it needs your approval"
+        )
 
 
 async def test_a_name_too_long_for_the_file_system_is_answered_not_crashed(

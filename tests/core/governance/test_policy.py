@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import PolicyDenied
-from core.governance.policy import PolicyEngine, Verdict
+from core.governance.decision import soul_digest
+from core.governance.policy import CACHE_SIZE, PolicyEngine, Verdict
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from core.tools.safe_repl import SafeRepl
@@ -134,3 +135,103 @@ def test_the_effect_is_kept_when_it_is_stricter_than_the_rule() -> None:
     assert judge("touch notes.md", "overwrites") is Verdict.NEEDS_APPROVAL
     assert judge("mv -f a b", "overwrites") is Verdict.NEEDS_APPROVAL
     assert judge("git commit -m x", "git_refs_moved") is Verdict.ALLOW
+
+
+def test_one_engine_rules_on_each_action_by_its_own_facts() -> None:
+    policy = engine()
+    assert policy.decide(shell("ls")).verdict is Verdict.ALLOW
+    assert policy.decide(shell("rm x")).verdict is Verdict.NEEDS_APPROVAL
+    assert policy.decide(shell("rm -rf /")).verdict is Verdict.DENY
+    assert policy.decide(shell("ls")).verdict is Verdict.ALLOW
+
+
+def test_the_soul_rules_on_an_equal_action_once() -> None:
+    policy = engine()
+    policy.decide(shell("ls"))
+    (ruling,) = policy._rulings.values()
+    policy.decide(shell("ls"))
+    assert next(iter(policy._rulings.values())) is ruling
+
+
+def test_the_rulings_kept_are_bounded_and_the_least_recently_used_goes_first() -> None:
+    policy = engine()
+    for n in range(CACHE_SIZE):
+        policy.decide(shell(f"ls f{n}"))
+    policy.decide(shell("ls f0"))  # used again: now the most recent
+    policy.decide(shell("cat new"))
+    kept = [key[1][0].command for key in policy._rulings]
+    assert len(kept) == CACHE_SIZE
+    assert kept[-2:] == ["ls f0", "cat new"]
+    assert "ls f1" not in kept  # the least recently used
+
+
+def test_an_amended_soul_is_ruled_on_afresh() -> None:
+    strict = SOUL.model_copy(
+        update={"risk_rules": SOUL.risk_rules.model_copy(update={"default_tier": "T3"})}
+    )
+    active = [SOUL]
+    policy = PolicyEngine(lambda: active[0], CapabilityTokens(b"k" * 32))
+    assert policy.decide(shell("python3 make.py")).verdict is Verdict.ALLOW  # T2 by default
+    active[0] = strict
+    decision, inputs = policy.judge(shell("python3 make.py"))
+    assert (decision.verdict, decision.tier) == (Verdict.NEEDS_APPROVAL, "T3")
+    assert inputs.soul_digest == soul_digest(strict) != soul_digest(SOUL)
+
+
+def test_asked_in_conversation_t2_runs_and_unprompted_it_asks() -> None:
+    policy = PolicyEngine(lambda: SOUL, CapabilityTokens(b"k" * 32))  # Crusader mode off
+    commit = shell("git commit -m x")
+    assert policy.decide(commit).verdict is Verdict.ALLOW
+    assert policy.judge(commit)[0].verdict is Verdict.ALLOW
+    assert policy.decide(commit, autonomous=True).verdict is Verdict.NEEDS_APPROVAL
+    apply = ToolAction("shell.apply", "python3 make.py", {"dry_run": "d"})
+    made = shell("python3 make.py", in_workspace=True)
+    assert policy.judge_effects(apply, ("symlinks",), command=made).verdict is Verdict.ALLOW
+    unprompted = policy.judge_effects(apply, ("symlinks",), command=made, autonomous=True)
+    assert unprompted.verdict is Verdict.NEEDS_APPROVAL
+
+
+@pytest.mark.parametrize(
+    ("action", "tier"),
+    [
+        (ToolAction("net.request", None, {"method": "GET"}), "T1"),
+        (ToolAction("net.request", None, {"method": "POST"}), "T3"),
+        (ToolAction("file.write", None, {"in_workspace": True, "overwrites": False}), "T1"),
+        (ToolAction("file.write", None, {"in_workspace": False, "overwrites": False}), "T3"),
+        (shell("mv a b", overwrites=False), "T1"),
+        (shell("mv a b", overwrites=True), "T3"),
+        (shell("mv a b"), "T3"),  # not known: the worst case
+    ],
+)
+def test_the_rules_read_the_actions_method_place_and_overwrite(
+    action: ToolAction, tier: str
+) -> None:
+    assert engine().decide(action).tier == tier
+
+
+def test_a_dry_run_is_refused_only_by_the_denylist_and_runs_unapproved() -> None:
+    caps = CapabilityTokens(b"k" * 32)
+    policy = PolicyEngine(lambda: SOUL, caps)
+    action = shell("rm -rf build")  # T3: asks, but its dry run may run
+    token = policy.authorize_inert(action)
+    caps.check(token, action.digest)
+    assert not caps.approved(token, action.digest)
+    with pytest.raises(PermissionError, match="Deletes the whole filesystem"):
+        policy.authorize_inert(shell("rm -rf /"))
+
+
+def test_an_approved_action_runs_marked_approved_unless_the_denylist_refuses_it() -> None:
+    caps = CapabilityTokens(b"k" * 32)
+    policy = PolicyEngine(lambda: SOUL, caps)
+    action = shell("rm -rf build")
+    assert caps.approved(policy.authorize_approved(action), action.digest)
+    with pytest.raises(PermissionError, match="Formats or repartitions a disk"):
+        policy.authorize_approved(shell("mkfs.ext4 /dev/sda1"))
+
+
+def test_crusader_mode_waves_on_only_the_tiers_and_kinds_the_soul_lets_it() -> None:
+    on, off = engine(crusader=True), engine(crusader=False)
+    assert on.crusader_approves("T2")
+    assert not off.crusader_approves("T2")
+    assert not on.crusader_approves("T3")
+    assert not on.crusader_approves("T2", ["repo.push"])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
-from core.llm.redaction import PiiRedactor
+from core.llm.redaction import REMEMBERED, REMEMBERED_CHARS, PiiRedactor
 from core.llm.types import CompletionRequest, Message, Role, ToolCall
 from core.receipts.redaction import Redactor
 
@@ -76,3 +78,32 @@ def test_masking_stays_correct_past_the_number_of_texts_remembered() -> None:
         redact.text(text)
     for i in (0, 1999):
         assert redact.text(texts[i]) == f"turn {i}: mail [EMAIL]"
+
+
+def test_what_it_remembers_stays_bounded_in_size_when_every_prompt_is_new() -> None:
+    """Each request's system prompt differs (memory's context in it): a long day of them keeps
+    at most REMEMBERED_CHARS characters, not REMEMBERED whole prompts."""
+    redact = PiiRedactor(Redactor())
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(REMEMBERED):
+            prompt = f"request {i}: mail a{i}@example.org. " + "the owner's context. " * 400
+            assert redact.text(prompt).startswith(f"request {i}: mail [EMAIL]")
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    whole_prompts = REMEMBERED * 2 * 8_000  # what REMEMBERED prompts and their masks take
+    assert held < 3 * REMEMBERED_CHARS < whole_prompts
+
+
+def test_a_text_too_big_to_remember_is_masked_but_pushes_out_nothing() -> None:
+    redact = PiiRedactor(Redactor())
+    prompt = "the system prompt, mail ada@example.org"
+    first = redact.text(prompt)
+    huge = "mail bob@example.com " * (REMEMBERED_CHARS // 10)
+    for _ in range(2):  # not remembered: masked afresh each time
+        masked = redact.text(huge)
+        assert "bob@example.com" not in masked
+        assert masked.startswith("mail [EMAIL] mail [EMAIL]")
+    assert redact.text(prompt) is first  # still remembered: the same masked text, not redone

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from core.memory import Memory
 from core.memory.turns import MAX_TURN_CHARS
+from tests.core.memory.conftest import Home
 
 
 async def test_turns_come_back_oldest_first_per_chat(memory: Memory) -> None:
@@ -66,3 +69,36 @@ async def test_an_unknown_role_is_refused(memory: Memory) -> None:
     with pytest.raises(ValueError, match="role"):
         await memory.record_turn("c1", "system", "hello")  # type: ignore[arg-type]
     assert await memory.conversation("c1") == []
+
+
+async def test_a_new_chat_is_looked_up_once_however_many_ask_at_once(memory: Memory) -> None:
+    # A request's context and its turn ask for the chat's conversation together.
+    store = memory.store
+    reads, writes = store.reads, store.writes
+    numbers = await asyncio.gather(*(memory.turns.current("c1", 1.0) for _ in range(3)))
+    assert numbers == [1, 1, 1]
+    assert (store.reads - reads, store.writes - writes) == (1, 1)  # one read, one insert
+    assert await memory.turns.current("c1", 2.0) == 1
+    assert (store.reads - reads, store.writes - writes) == (1, 1)  # then it is known
+
+
+async def test_a_known_chat_is_read_once_after_a_restart(home: Home) -> None:
+    await home.memory.record_turn("c1", "owner", "hello")
+    await home.memory.new_conversation("c1")
+    fresh = Memory(home.memory.store, home.ledger, clock=home.clock)  # a new process's cache
+    store = fresh.store
+    reads, writes = store.reads, store.writes
+    numbers = await asyncio.gather(*(fresh.turns.current("c1", 1.0) for _ in range(2)))
+    assert numbers == [2, 2]
+    assert (store.reads - reads, store.writes - writes) == (1, 0)
+
+
+async def test_a_chat_started_while_it_was_looked_up_is_read_again(memory: Memory) -> None:
+    store = memory.store
+    async with store.transaction() as w:  # a /new elsewhere holds the writer meanwhile
+        lookup = asyncio.create_task(memory.turns.current("c1", 1.0))
+        await asyncio.sleep(0.2)  # it read no chat and waits to record one
+        await w.execute(
+            "INSERT INTO memory_chats (chat, conversation, started_at) VALUES ('c1', 2, 0)"
+        )
+    assert await lookup == 2

@@ -16,7 +16,7 @@ from core.memory.model import STRANGERS
 from core.memory.schema import SCHEMA
 from core.memory.store import Query
 from core.receipts.ledger import SqliteLedger
-from core.state import statements
+from core.storage.versions import statements
 from tests.core.memory.conftest import Home
 from tests.fakes.calendar import CalendarClock
 

@@ -9,7 +9,7 @@ import pytest
 from bot.channels.telegram.application import TelegramTuning
 from core.delivery.policy import DeliveryPolicy
 from core.llm.retry import RetryPolicy
-from core.receipts.commits import WRITE_RETRY
+from core.receipts.ledger import WRITE_RETRY
 from core.runtime.backoff import Backoff, BackoffConfig
 
 

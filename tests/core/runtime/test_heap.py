@@ -8,13 +8,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.runtime.heap import freeze_startup_heap
+from core.runtime.heap import YOUNG_OBJECTS, freeze_startup_heap
 
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
+    paced = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*paced)
 
 
 def _visited(obj: object) -> bool:
@@ -41,3 +43,20 @@ def test_garbage_left_by_start_is_collected_not_frozen(unfrozen: None) -> None:
     del node
     freeze_startup_heap()
     assert alive() is None
+
+
+def test_a_burst_of_new_objects_costs_no_collection_after_start(unfrozen: None) -> None:
+    young: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            young.append(info["generation"])
+
+    freeze_startup_heap()
+    gc.callbacks.append(count)
+    try:
+        made = [[n] for n in range(YOUNG_OBJECTS // 2)]  # what a few hundred messages make
+    finally:
+        gc.callbacks.remove(count)
+    assert len(made) == YOUNG_OBJECTS // 2
+    assert young == []  # CPython's default pace would have collected a dozen times

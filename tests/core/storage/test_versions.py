@@ -12,7 +12,8 @@ import aiosqlite
 import pytest
 
 from core.errors import StorageError
-from core.state import LAYOUT, Schema, migrate, migrate_file, open_state_db, statements
+from core.state import open_state_db
+from core.storage.versions import LAYOUT, Schema, migrate, migrate_file, statements
 
 NOTES_V1 = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"
 NOTES_V2 = "ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"

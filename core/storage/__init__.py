@@ -1,0 +1,1 @@
+"""The storage engine: every SQLite file is opened, versioned and written through here."""
