@@ -35,7 +35,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/ratelimit.py": (f"{SECURITY}/test_ratelimit.py",),
     "core/security/owners.py": (f"{SECURITY}/test_pairing.py",),
     "core/governance/approval_service.py": APPROVAL_SERVICE_TESTS,
-    "core/governance/approval_transitions.py": APPROVAL_TESTS,
+    "core/governance/approval_transitions.py": (
+        *APPROVAL_TESTS,
+        "tests/core/governance/test_approval_transitions.py",
+    ),
     "core/governance/policy.py": ("tests/core/governance/test_policy.py",),
     "core/governance/deciding.py": DECISION_TESTS,
     "core/governance/decision.py": DECISION_TESTS,
