@@ -80,7 +80,7 @@ class RequestFlow:
         if not value:
             return False
         relative = _relative(value)
-        named = (value, relative, PurePosixPath(relative).name if relative else "")
+        named = (value, relative, PurePosixPath(relative).name)  # "" has the name ""
         if any(_mentions(self.owner_text, name) for name in named if _distinct(name)):
             return True
         words = _lowered(value)

@@ -27,6 +27,13 @@ DECISION_TESTS = (
     "tests/core/governance/test_deciding.py",
     "tests/core/governance/test_policy.py",
 )
+FLOW_RULES = (
+    "the_souls_flow_rules_decide",
+    "what_the_owner_named_may_go_and_change",
+    "an_address_written_in_a_workspace_file_is_no_strangers_link",
+    "gits_own_files_always_ask_even_when_the_owner_names_them",
+    "the_asking_action_carries_the_names_its_card_shows",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -49,6 +56,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/governance/sensitive.py": (
         "tests/core/governance/test_sensitive.py",
         "tests/core/agent/test_flow_rules.py::test_the_asking_action_carries_the_names_its_card_shows",
+    ),
+    # The rules on plain values (the agent's own flow tests start Lancelot: slow).
+    "core/governance/flow.py": (
+        "tests/core/governance/test_flow.py",
+        "tests/core/governance/test_sensitive.py",
+        *(f"tests/core/agent/test_flow_rules.py::test_{name}" for name in FLOW_RULES),
     ),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
