@@ -27,6 +27,8 @@ DECISION_TESTS = (
     "tests/core/governance/test_deciding.py",
     "tests/core/governance/test_policy.py",
 )
+# Which ref changes lose history: judged over real repositories on the host, no sandbox.
+HISTORY_TESTS = ("tests/core/tools/effects/test_history_judge.py",)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -74,6 +76,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_chain_start.py",
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
+    "core/tools/effects/history.py": HISTORY_TESTS,
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (
