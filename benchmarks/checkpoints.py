@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import os
 import resource
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from core.receipts.evidence import Evidence
 from core.receipts.incremental import MARK_FILE, verify_since_mark, write_mark
 from core.receipts.ledger import SqliteLedger
 from core.receipts.signing import CheckpointSigner
-from core.receipts.verify import verify_ledger
+from core.receipts.verify import ENDS, verify_ledger
 
 
 def checkpointer(home: Path, every: int = 1000) -> Checkpointer:
@@ -104,12 +105,18 @@ def incremental(home: Path, count: int, tail: int) -> None:
     )
 
 
-def verify_big(count: int, tail: int) -> None:
+def verify_big(count: int, tail: int, keep: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
-        started = time.perf_counter()
-        asyncio.run(build(home, count))
-        print(f"built a ledger of {count:,} receipts in {time.perf_counter() - started:.0f} s")
+        home = keep or Path(tmp)
+        if keep is not None and (home / "ledger.db").exists():
+            (home / MARK_FILE).unlink(missing_ok=True)  # the full verify below sets it again
+            print(f"reusing the ledger in {home} (the incremental adds {tail:,} receipts)")
+            count = int(sqlite3.connect(home / "ledger.db").execute(ENDS).fetchone()[1])
+        else:
+            home.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
+            asyncio.run(build(home, count))
+            print(f"built a ledger of {count:,} receipts in {time.perf_counter() - started:.0f} s")
         evidence = Evidence.of_home(home, every_receipts=1000)
         load = os.getloadavg()[0]
         started, cpu = time.perf_counter(), time.process_time()
@@ -141,9 +148,11 @@ def main() -> None:
     parser.add_argument("--verify-count", type=int, default=1_000_000)
     parser.add_argument("--tail", type=int, default=10_000, help="receipts for the incremental")
     parser.add_argument("--verify-only", action="store_true", help="skip the append rounds")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="build the big ledger here and keep it (reused when there)")  # fmt: skip
     args = parser.parse_args()
     if args.verify_only:
-        verify_big(args.verify_count, args.tail)
+        verify_big(args.verify_count, args.tail, args.keep)
         return
     results = asyncio.run(append_rounds(args.count, args.rounds))
     rate = {k: statistics.median(r for r, _ in v) for k, v in results.items()}

@@ -30,6 +30,9 @@ from core.storage.versions import check_version
 # A ledger this long is walked in spans, one process each (hashing is CPU work that one
 # thread cannot spread); below it, starting the processes costs more than they save.
 PARALLEL_FROM = 200_000
+# Two subqueries, each answered from the primary key's ends: min() and max() in one SELECT
+# make SQLite scan every receipt (4.5 s at ten million, most of an incremental verify).
+ENDS = "SELECT (SELECT min(seq) FROM receipts), (SELECT max(seq) FROM receipts)"
 MAX_PROCESSES = 8
 
 
@@ -115,7 +118,7 @@ def walk_file(
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         check_version(str(path), SCHEMA, int(version))
-        first, high = db.execute("SELECT min(seq), max(seq) FROM receipts").fetchone()
+        first, high = db.execute(ENDS).fetchone()
     finally:
         db.close()
     if high is None:

@@ -34,6 +34,8 @@ FLOW_RULES = (
     "gits_own_files_always_ask_even_when_the_owner_names_them",
     "the_asking_action_carries_the_names_its_card_shows",
 )
+# Which ref changes lose history: judged over real repositories on the host, no sandbox.
+HISTORY_TESTS = ("tests/core/tools/effects/test_history_judge.py",)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -90,6 +92,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_chain_start.py",
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
+    "core/tools/effects/history.py": HISTORY_TESTS,
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (

@@ -22,7 +22,7 @@ from core.tools.effects.gitobjects import OID, ObjectReader, Unreadable, object_
 from core.tools.effects.model import GitChanges, RefChange
 
 MAX_REFS = 100_000
-MAX_LINKS = 5  # symbolic refs followed before giving up (git's own limit is 5 too)
+MAX_LINKS = 5  # refs git reads to resolve one, the ref itself first (its SYMREF_MAXDEPTH)
 PEEL = "^{commit}"
 
 
@@ -85,8 +85,9 @@ def _refs_after(was: Mapping[str, str], changed: Sequence[RefChange]) -> dict[st
 
 
 def _resolve(refs: Mapping[str, str], value: str | None) -> str | None:
-    """The object id a ref value leads to through symbolic refs; None when it leads nowhere."""
-    for _ in range(MAX_LINKS):
+    """The object id a ref value leads to through symbolic refs; None when it leads nowhere
+    (or further than git follows: the ref holding `value` was the first of its reads)."""
+    for _ in range(MAX_LINKS - 1):
         if value is None or not value.startswith("ref:"):
             break
         value = refs.get(value.removeprefix("ref:").strip())

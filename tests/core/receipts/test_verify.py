@@ -135,3 +135,27 @@ async def test_a_fingerprint_in_an_early_span_is_found_by_a_walk_in_processes(
     report = verify_ledger(path, against=position, processes=3)
     assert report.ok, report.reason
     assert report.checked == 30
+
+
+async def test_the_ledger_s_ends_are_read_without_a_scan(tmp_path: Path) -> None:
+    """An incremental verify of the last receipts must not read all ten million first:
+    min() and max() in one SELECT scan the table; apart, each is one step of the key."""
+    await ledger_of(tmp_path / "ledger.db", 50)
+    db = sqlite3.connect(tmp_path / "ledger.db")
+    try:
+        plan = " ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {verify_module.ENDS}"))
+        assert db.execute(verify_module.ENDS).fetchone() == (1, 50)
+    finally:
+        db.close()
+    assert "SCAN receipts" not in plan
+
+
+async def test_a_walk_is_bounded_by_the_ends_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await ledger_of(tmp_path / "ledger.db", 50)
+    monkeypatch.setattr(verify_module, "ENDS", "SELECT 1, 20")  # as if the ledger ended at 20
+    spans = walk_file(tmp_path / "ledger.db", [], None, None, low=11)
+    assert sum(span.checked for span in spans) == 10
+    assert spans[-1].head is not None
+    assert spans[-1].head[0] == 20
