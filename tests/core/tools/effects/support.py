@@ -56,6 +56,15 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def commit(repo: Path, message: str) -> str:
+    """A commit of one more line in f; its id."""
+    with (repo / "f").open("a") as handle:
+        handle.write(message + "\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
 def snapshot(root: Path) -> Snapshot:
     """path -> (kind, mode, content hash or link target, owner) for `root` and everything
     under it."""

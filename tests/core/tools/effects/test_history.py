@@ -12,19 +12,10 @@ import pytest
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import DryRun, ShellEffects
 from core.tools.workspace import Workspace
-from tests.core.tools.effects.support import dry_run, git, hand_over, snapshot
+from tests.core.tools.effects.support import commit, dry_run, git, hand_over, snapshot
 
 IDENT = "git -c user.name=t -c user.email=t@example.org"
 LOSES = ("git_history_lost", "git_refs_broken")
-
-
-def commit(repo: Path, message: str) -> str:
-    """A commit of one more line in f; its id."""
-    with (repo / "f").open("a") as handle:
-        handle.write(message + "\n")
-    git(repo, "add", "f")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture

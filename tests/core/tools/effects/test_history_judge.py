@@ -12,18 +12,9 @@ import pytest
 from core.tools.effects import history
 from core.tools.effects.history import judge_history
 from core.tools.effects.model import GitChanges, RefChange
-from tests.core.tools.effects.support import git
+from tests.core.tools.effects.support import commit, git
 
 MAIN = "refs/heads/main"
-
-
-def commit(repo: Path, message: str) -> str:
-    """A commit of one more line in f; its id."""
-    with (repo / "f").open("a") as handle:
-        handle.write(message + "\n")
-    git(repo, "add", "f")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 class Workspace:
