@@ -17,9 +17,11 @@ from core.tools.sandbox.masks import REVEAL
 from core.tools.workspace import is_sensitive
 
 # What a glob in a command could reach that read_file refuses (the shell expands it).
-_SENSITIVE_NAMES = (".env", ".env.local", ".netrc", ".npmrc", ".pypirc", ".pgpass",
-                    ".git-credentials", "credentials", "id_rsa", "id_ed25519", "server.key",
-                    "cert.pem", ".git/config", ".ssh/id_rsa", ".aws/credentials")  # fmt: skip
+_SENSITIVE_NAMES = (".env", ".env.local", ".env.production", ".netrc", ".npmrc", ".pypirc",
+                    ".pgpass", ".htpasswd", ".git-credentials", "credentials", "id_rsa",
+                    "id_ed25519", "server.key", "cert.pem", ".git/config", ".ssh/id_rsa",
+                    ".ssh/id_ed25519", ".aws/credentials", ".docker/config.json",
+                    ".kube/config", ".gnupg/private-keys-v1.d")  # fmt: skip
 
 
 def sensitive_names(command: str) -> tuple[str, ...]:

@@ -52,7 +52,8 @@ def test_the_sensitive_files_a_command_names(command: str, named: tuple[str, ...
 @pytest.mark.parametrize(
     "glob",
     [".e*.local", ".n?trc", ".np*", ".py*", ".pg*", ".git-c*", "cred*", "id_r*", "id_e*",
-     "server.k*", "cert.p*", ".git/c*", ".s*/id_r*", ".a*/c*"],
+     "server.k*", "cert.p*", ".git/c*", ".s*/id_r*", ".a*/c*", ".e*.production", ".ht*",
+     ".s*/id_e*", ".d*/config.json", ".k*/config", ".gn*/private-*"],
 )  # fmt: skip
 def test_a_glob_that_could_expand_to_any_one_secrets_file_asks(glob: str) -> None:
     assert sensitive_names(f"cat {glob}") == (glob,)
