@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -35,8 +36,8 @@ class CrusaderMode:
         return self._clock() < self._until
 
     def remaining_minutes(self) -> int:
-        """Minutes left (0 when off)."""
-        return max(0, int((self._until - self._clock()) / 60 + 0.999)) if self.active() else 0
+        """Minutes left, rounded up: at least 1 while on, 0 when off."""
+        return max(0, math.ceil((self._until - self._clock()) / 60))
 
     async def switch(self, on: bool, minutes: int) -> None:
         """Turn on for `minutes`, or off."""

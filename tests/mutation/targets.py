@@ -100,6 +100,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/soul/test_redteam_shell.py",
         "tests/core/governance/test_deciding.py",
     ),
+    "core/governance/crusader.py": (
+        "tests/core/governance/test_crusader_mode.py",
+        "tests/core/governance/test_crusader.py",
+    ),
 }
 
 
