@@ -104,6 +104,14 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_crusader_mode.py",
         "tests/core/governance/test_crusader.py",
     ),
+    "core/governance/switches.py": (
+        "tests/core/governance/test_switches.py",
+        "tests/core/test_feature_switches.py",
+    ),
+    "core/governance/settlement.py": (
+        "tests/core/governance/test_settlement.py",
+        *APPROVAL_SERVICE_TESTS,
+    ),
 }
 
 
