@@ -5,12 +5,13 @@ feature_switched receipt and is kept in LANCELOT_HOME/features.env, so it surviv
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, replace
 
 from core.commands.registry import CommandContext, CommandRegistry, PressContext, Router
 from core.errors import ConfigError
 from core.events import Button, Card, CardKind
-from core.features import AT_START, DEFAULTS, FeatureFlags
+from core.features import AT_START, FeatureFlags
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import SwitchReceipt
@@ -19,7 +20,6 @@ from core.security.tokens import ActionTokens
 log = logging.getLogger(__name__)
 
 TOGGLE = "features.toggle"
-TOKEN_TTL = 1800.0
 
 
 @dataclass
@@ -40,19 +40,17 @@ class FeatureCommands:
 
     async def show(self, ctx: CommandContext) -> Card:
         """Every switch, on or off, and who said so."""
-        return await self.card(Card(CardKind.REPLY, "Switches").correlation_id)
+        return await self.card(uuid.uuid4().hex)
 
     async def card(self, card_id: str, note: str = "") -> Card:
         """The switches card with a fresh button per switch."""
         lines, buttons = [], []
-        for name, on in self.features.snapshot().items():
-            if name not in DEFAULTS:
-                continue
+        for name, on in self.features.snapshot().items():  # DEFAULTS' names only
             later = " (applies at the next start)" if name in AT_START else ""
             origin = self.features.origin(name)
             lines.append(f"{name.lower()}: {'on' if on else 'off'} ({origin}){later}")
             payload = {"name": name, "on": not on}
-            token = await self.tokens.issue(TOGGLE, payload, card_id, ttl=TOKEN_TTL)
+            token = await self.tokens.issue(TOGGLE, payload, card_id)
             buttons.append(Button(f"Turn {'off' if on else 'on'}: {name.lower()}", token))
         kept = self.features.store
         footer = f"A toggle is kept in {kept}." if kept else "Toggles last until Lancelot stops."
@@ -63,7 +61,7 @@ class FeatureCommands:
 
     async def toggle(self, ctx: PressContext) -> Card:
         """Flip one switch, keep it, record it, and show the card again."""
-        name = str(ctx.payload.get("name", ""))
+        name = str(ctx.payload["name"])  # issued by card() with every token
         on = bool(ctx.payload.get("on"))
         was = self.features.enabled(name)
         try:
