@@ -9,17 +9,21 @@ each on its own fake Bot API, run in alternation: start to the first getUpdates,
 answering; no local model, no sandbox warm-up, as in benchmarks/telegram.py) the RSS once
 its first plain message has been answered through the SDK (issue 36: idle RSS <= 1.3x the bare bot's, start <= 1.2x, first anthropic call <= +25 MB).
 --no-engine points DOCKER_HOST at a missing socket (a host without Docker).
+--imports: where the start goes, each bot started once under `-X importtime` until its first
+getUpdates: the modules it imported and their own import time, by top-level package.
 
-Run: .venv/bin/python benchmarks/startup.py [--runs 10] [--telegram [--no-engine]]
+Run: .venv/bin/python benchmarks/startup.py [--runs 10] [--telegram [--no-engine] | --imports]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import compileall
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -209,6 +213,62 @@ async def side_by_side(runs: int, no_engine: bool) -> None:
           f"({os.cpu_count()} CPUs)")  # fmt: skip
 
 
+IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|\s+(\S+)")
+
+
+def imports_by_package(log: str) -> collections.Counter[str]:
+    """Microseconds of each top-level package's own import time (`-X importtime` lines),
+    and under `#modules` how many modules were imported."""
+    spent: collections.Counter[str] = collections.Counter()
+    for self_us, module in IMPORT_LINE.findall(log):
+        spent[module.split(".")[0]] += int(self_us)
+        spent["#modules"] += 1
+    return spent
+
+
+async def importing(tg: Any, spawn: Spawn) -> None:
+    """A bot started once (under -X importtime), stopped at its first getUpdates."""
+    from tests.fakes.processes import reap
+
+    proc, _ = await first_poll(tg, spawn)
+    proc.terminate()
+    await reap(proc)
+
+
+async def import_profile(top: int = 12) -> None:
+    """Both bots' imports to their first getUpdates, by package, side by side."""
+    from tests.fakes.lancelot_process import lancelot_run, run_env
+    from tests.fakes.processes import spawn
+    from tests.fakes.telegram import FakeTelegram
+
+    compile_sources()
+    timed = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    with tempfile.TemporaryDirectory(prefix="lancelot-bench-") as tmp:
+        logs = [Path(tmp) / "bare.log", Path(tmp) / "lancelot.log"]
+        async with FakeTelegram() as tg:
+            script = [sys.executable, str(REPO / "benchmarks" / "telegram.py"), "--echo-bot"]
+            with logs[0].open("wb") as err:
+                await importing(
+                    tg, lambda: spawn(*script, tg.base_url, tg.token, env=timed, stderr=err,
+                                      stdin=asyncio.subprocess.DEVNULL),
+                )  # fmt: skip
+        async with FakeTelegram() as tg:
+            env = run_env(Path(tmp) / "home", tg, owner=50_000, PYTHONPROFILEIMPORTTIME="1",
+                          LANCELOT_SANDBOX_WARM_AT_START="false", FEATURE_LOCAL_MODEL="false")  # fmt: skip
+            with logs[1].open("wb") as err:
+                await importing(tg, lambda: lancelot_run(env, stderr=err))
+        bare, ours = (imports_by_package(log.read_text(errors="replace")) for log in logs)
+    print("imports until the first getUpdates (own import time, -X importtime):")
+    for name, spent in (("bare bot", bare), ("lancelot", ours)):
+        total = sum(v for k, v in spent.items() if k != "#modules")
+        print(f"  {name}: {spent['#modules']} modules, {total / 1000:.0f} ms")
+    print(f"  {'package':<28}{'bare bot':>10}{'lancelot':>10}   (ms)")
+    for package, us in ours.most_common(top + 1):
+        if package != "#modules":
+            print(f"  {package:<28}{bare[package] / 1000:>10.0f}{us / 1000:>10.0f}")
+    print(f"load average: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -216,8 +276,11 @@ if __name__ == "__main__":
         "--telegram", action="store_true", help="side by side with a bare PTB bot (issue 36)"
     )
     parser.add_argument("--no-engine", action="store_true", help="with --telegram: no Docker")
+    parser.add_argument("--imports", action="store_true", help="each bot's imports, by package")
     args = parser.parse_args()
-    if args.telegram:
+    if args.imports:
+        asyncio.run(import_profile())
+    elif args.telegram:
         asyncio.run(side_by_side(args.runs, args.no_engine))
     else:
         main(args.runs)
