@@ -108,6 +108,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_switches.py",
         "tests/core/test_feature_switches.py",
     ),
+    "core/governance/intents.py": ("tests/core/governance/test_intents.py",),
     "core/governance/settlement.py": (
         "tests/core/governance/test_settlement.py",
         *APPROVAL_SERVICE_TESTS,

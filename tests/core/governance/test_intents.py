@@ -18,7 +18,9 @@ from pathlib import Path
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
+from core.governance.intents import report_interrupted
 from core.receipts.base import ReceiptQuery
+from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, ReceiptStatus, StoredReceipt, new_receipt_id
 from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
@@ -222,3 +224,56 @@ def _left_on_engine(workspace: Path) -> list[str]:
 
 if __name__ == "__main__":
     asyncio.run(drive(Path(sys.argv[1]), int(sys.argv[2])))
+
+
+def intent(outcome_id: str) -> Receipt:
+    """What the executor commits before an action that may change anything runs."""
+    return Receipt(
+        GovernanceReceipt.TOOL_INTENT,
+        "shell.exec",
+        inputs={"command": f"touch {outcome_id[:6]}"},
+        outputs={"outcome_id": outcome_id},
+        status=ReceiptStatus.PENDING,
+    )
+
+
+def outcome(outcome_id: str) -> Receipt:
+    return Receipt(GovernanceReceipt.TOOL_RUN, "shell.exec", id=outcome_id)
+
+
+async def test_every_intent_without_an_outcome_is_found_however_far_back(
+    tmp_path: Path,
+) -> None:
+    """More intents than one page holds: the lost ones are found on every page, oldest
+    first, and the next start looks only at what came after."""
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        lost: list[str] = []
+        for i in range(1_100):
+            outcome_id = new_receipt_id()
+            ledger.append(intent(outcome_id))
+            if i in (3, 550, 1_099):
+                lost.append(outcome_id)
+            else:
+                ledger.append(outcome(outcome_id))
+        found = await report_interrupted(ledger)
+        assert [r.decoded("outputs")["outcome_id"] for r in found] == lost
+        newest = await ledger.page(ReceiptQuery(action_type=GovernanceReceipt.TOOL_INTENT))
+        query = ReceiptQuery(action_type=GovernanceReceipt.INTENTS_CHECKED)
+        (check,) = (await ledger.page(query)).receipts
+        assert check.decoded("inputs") == {"upto_seq": newest.receipts[0].seq}
+        assert check.decoded("outputs") == {"interrupted": 3}
+        assert not await report_interrupted(ledger)
+
+
+async def test_an_intent_still_in_the_writers_queue_is_found(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", flush_interval=60) as ledger:
+        ledger.append(intent(new_receipt_id()))  # not yet committed
+        assert len(await report_interrupted(ledger)) == 1
+
+
+async def test_a_start_with_no_intents_records_no_check(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        assert not await report_interrupted(ledger)
+        await ledger.flush()
+        page = await ledger.page(ReceiptQuery(action_type=GovernanceReceipt.INTENTS_CHECKED))
+        assert not page.receipts
