@@ -100,6 +100,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_chain_start.py",
         f"{RECEIPTS}/test_verify.py",
     ),
+    "core/receipts/writer.py": (
+        f"{RECEIPTS}/test_writer.py",
+        f"{RECEIPTS}/test_ledger.py",
+        f"{RECEIPTS}/test_ledger_open.py",
+    ),
     "core/tools/effects/history.py": HISTORY_TESTS,
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
