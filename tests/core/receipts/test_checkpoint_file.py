@@ -282,3 +282,15 @@ async def test_a_ledger_cut_to_nothing_keeps_its_latest_checkpoint_and_signs_not
         assert (latest.number, latest.seq) == (1, 6)
     assert (tmp_path / CHECKPOINTS_FILE).read_text() == "".join(lines)
     assert failure(tmp_path).startswith("truncated")
+
+
+async def test_a_missing_checkpoint_file_is_named_from_the_first_receipt(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", checkpoints=checkpointer(tmp_path)):
+        pass  # the key and the empty file are made
+    (tmp_path / CHECKPOINTS_FILE).unlink()
+    assert verify(tmp_path).ok  # an empty ledger: nothing to vouch for
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await ledger.append_durable(Receipt("command", "one"))
+    assert failure(tmp_path) == (
+        "checkpoints.jsonl is missing: nothing vouches for the ledger's length"
+    )
