@@ -229,6 +229,14 @@ def test_a_fingerprint_must_look_like_one() -> None:
             Fingerprint.parse(bad)
 
 
+def test_a_bad_fingerprint_is_told_what_one_looks_like() -> None:
+    with pytest.raises(ValueError, match=r"^not a fingerprint") as caught:
+        parse_against("soon")
+    assert str(caught.value) == (
+        "not a fingerprint: 'soon' (expected <seq>:<hex>, e.g. 120:9f2c…, or key:<hex>)"
+    )
+
+
 async def test_a_corrupt_ledger_is_a_failed_report_not_an_exception(tmp_path: Path) -> None:
     (tmp_path / "ledger.db").write_bytes(b"\x00garbage" * 4096)
     report = verify_ledger(tmp_path / "ledger.db")

@@ -1,0 +1,96 @@
+"""Opening and closing the ledger (core/receipts/ledger.py): a part that cannot be opened
+is a StorageError naming it, with nothing left open; a closed ledger holds no file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from core.errors import StorageError
+from core.receipts.checkpoints import CHECKPOINTS_FILE
+from core.receipts.ledger import SqliteLedger
+from core.receipts.model import Receipt
+
+from .test_checkpoint_chain import checkpointer
+
+
+def open_files() -> set[str]:
+    """The files this process holds open."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the descriptor listdir itself used, closed since
+            continue
+    return found
+
+
+def held_under(home: Path) -> list[str]:
+    return sorted(f for f in open_files() if f.startswith(str(home)))
+
+
+async def connection_threads_stopped(before: set[threading.Thread]) -> None:
+    """A connect that fails leaves aiosqlite's thread to stop on its own (connections.py):
+    wait for those started since `before` while this test's loop still runs, so they have a
+    loop to report to."""
+    for _ in range(500):
+        if not [t for t in set(threading.enumerate()) - before if "connection_worker" in t.name]:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("an aiosqlite thread did not stop within 5 seconds")
+
+
+async def test_a_search_index_that_cannot_be_made_is_named_and_nothing_stays_open(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ledger-search.db").mkdir()
+    threads = set(threading.enumerate())
+    with pytest.raises(StorageError) as caught:
+        await SqliteLedger(tmp_path / "ledger.db").open()
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'ledger-search.db'}: cannot open the search index: [Errno 21]"
+    )
+    await connection_threads_stopped(threads)
+    assert held_under(tmp_path) == []
+
+
+async def test_a_checkpoint_file_that_cannot_be_made_is_named_and_nothing_stays_open(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / CHECKPOINTS_FILE).mkdir()
+    ledger = SqliteLedger(tmp_path / "ledger.db", checkpoints=checkpointer(tmp_path))
+    with pytest.raises(StorageError) as caught:
+        await ledger.open()
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'ledger.db'}: cannot write a checkpoint: [Errno 21]"
+    )
+    assert held_under(tmp_path) == []
+
+
+async def test_a_ledger_that_cannot_be_created_is_named_and_nothing_stays_open(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ledger.db").mkdir()
+    threads = set(threading.enumerate())
+    with pytest.raises(StorageError, match=r"ledger\.db: cannot open the receipt ledger"):
+        await SqliteLedger(tmp_path / "ledger.db").open()
+    await connection_threads_stopped(threads)
+    assert held_under(tmp_path) == []
+
+
+async def test_a_ledger_in_a_folder_not_made_yet_makes_it(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "home" / "ledger.db"
+    async with SqliteLedger(path) as ledger:
+        await ledger.append_durable(Receipt("command", "first"))
+    assert path.is_file()
+
+
+async def test_a_closed_ledger_holds_no_file_open(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", checkpoints=checkpointer(tmp_path)) as ledger:
+        await ledger.append_durable(Receipt("command", "first"))
+        assert held_under(tmp_path) != []
+    assert held_under(tmp_path) == []
