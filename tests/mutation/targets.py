@@ -72,6 +72,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_tool_receipts.py",
         "tests/core/governance/test_approval_transitions.py",
     ),
+    "core/governance/approvals.py": (
+        "tests/core/governance/test_approvals.py",
+        "tests/core/governance/test_approval_transitions.py",
+    ),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
         f"{RECEIPTS}/test_verify.py",
