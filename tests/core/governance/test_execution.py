@@ -297,7 +297,7 @@ async def test_a_receipt_says_how_long_the_run_took(rig: Rig) -> None:
     await asyncio.sleep(0.2)
     runner.gate.set()
     await running
-    assert 200 <= (await the_run(rig)).duration_ms < 10_000  # milliseconds, as it took
+    assert 150 <= (await the_run(rig)).duration_ms < 10_000  # milliseconds, about 200
 
 
 async def test_a_change_that_could_not_run_fails_its_check_and_stops_the_risky_step(
