@@ -65,6 +65,17 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_sensitive.py",
         *(f"tests/core/agent/test_flow_rules.py::test_{name}" for name in FLOW_RULES),
     ),
+    # The executor alone, and through T1 rollback, the tool receipts and approved runs.
+    "core/governance/execution.py": (
+        "tests/core/governance/test_execution.py",
+        "tests/core/governance/test_rollback.py",
+        "tests/core/governance/test_tool_receipts.py",
+        "tests/core/governance/test_approval_transitions.py",
+    ),
+    "core/governance/approvals.py": (
+        "tests/core/governance/test_approvals.py",
+        "tests/core/governance/test_approval_transitions.py",
+    ),
     "core/receipts/chain.py": (f"{RECEIPTS}/test_chain.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/verify.py": (
         f"{RECEIPTS}/test_verify.py",

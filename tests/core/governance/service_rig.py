@@ -43,14 +43,16 @@ def service_on(
     clock: HandClock | None = None,
     tasks: Supervisor | None = None,
     remind_after: float | None = None,
+    store: ApprovalStore | None = None,
 ) -> ApprovalService:
     """An approval service on the app's parts (a 60-second deadline; a reminder
-    `remind_after` seconds after the request, if given), timed by `clock`."""
+    `remind_after` seconds after the request, if given), timed by `clock`; over `store`
+    when given (the app's state.db all the same)."""
     kit = app.governance
     assert kit is not None
     executor = Executor(kit.policy, kit.tools, app.ledger)
     return ApprovalService(
-        kit.approval_store,
+        store or kit.approval_store,
         app.tokens,
         app.bus,
         app.ledger,

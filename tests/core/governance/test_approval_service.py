@@ -6,9 +6,13 @@ open for after the restart; leaving the service stops its alarm clock."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
-from bot.app import Lancelot
-from core.governance.approvals import Approval, ApprovalState
+from bot.app import Lancelot, assemble
+from core.config import Settings
+from core.events import ButtonPress
+from core.governance.approval_service import ApprovalService
+from core.governance.approvals import Approval, ApprovalState, ApprovalStore
 from core.governance.execution import RunReport
 from core.runtime.tasks import Supervisor
 from tests.core.governance.service_rig import (
@@ -21,6 +25,7 @@ from tests.core.governance.service_rig import (
     store_of,
 )
 from tests.fakes.channel import MemoryChannel
+from tests.fakes.owner import CHAT, OWNER
 
 
 async def test_a_replayed_request_gets_the_first_approval_and_its_card_again(
@@ -199,3 +204,96 @@ async def test_whoever_waits_hears_when_the_approval_lapses(
     assert settled.approval.state is ApprovalState.EXPIRED
     assert settled.report is None
     assert (app.home / "workspace" / "old.txt").exists()
+
+
+class OvertakenStore(ApprovalStore):
+    """The app's approvals, whose read of what an update asked for is overtaken by `tap`
+    (once): the owner's tap lands after the row was read, before the reader looks again."""
+
+    def __init__(self, app: Lancelot) -> None:
+        super().__init__(app.state)
+        self.tap: Callable[[], Awaitable[object]] | None = None
+
+    async def requested(self, key: str) -> Approval | None:
+        found = await super().requested(key)
+        if self.tap is not None:
+            tap, self.tap = self.tap, None
+            await tap()
+        return found
+
+
+async def asked_then_shut_down(
+    service: ApprovalService, app: Lancelot, phone: MemoryChannel, key: str
+) -> Approval:
+    """A step asks under `key` and waits; a shutdown cuts the wait: the question stays open."""
+    action, decision = deleting(app, "old.txt")
+    waiting = asyncio.create_task(service.request_and_wait(action, decision, "memory", key=key))
+    await phone.next_card()
+    waiting.cancel()
+    await asyncio.wait([waiting])
+    [approval] = await store_of(app).in_states(ApprovalState.PENDING)
+    return approval
+
+
+async def test_a_tap_that_lands_while_the_step_is_redone_settles_its_wait(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    store = OvertakenStore(app)
+    service = service_on(app, store=store)
+    approval = await asked_then_shut_down(service, app, phone, "update:1:step:1")
+    cards = cards_with_buttons(phone)
+    # The restart redoes the step; the owner's Deny lands just after its approval was read.
+    store.tap = lambda: press(service, approval, phone, "deny")
+    settled = await asyncio.wait_for(service.wait_again("update:1:step:1"), 5)
+    assert settled is not None
+    assert (settled.approval.id, settled.approval.state) == (approval.id, ApprovalState.DENIED)
+    assert cards_with_buttons(phone) == cards  # no card for a question already answered
+    assert await service.wait_again("update:1:step:2") is None  # that step never asked
+
+
+async def test_an_approved_step_redone_gets_no_card_and_hears_its_one_run(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    service = service_on(app)
+    approval = await asked_then_shut_down(service, app, phone, "update:1:step:1")
+    await app.state.execute(  # approved just before Lancelot stopped, not yet run
+        "UPDATE approvals SET state = ? WHERE id = ?", (ApprovalState.APPROVED.value, approval.id)
+    )
+    cards = cards_with_buttons(phone)
+    listening = asyncio.Event()
+
+    async def heard(approval_id: str) -> None:
+        listening.set()
+
+    waiting = asyncio.create_task(service.wait_again("update:1:step:1", heard))
+    await asyncio.wait_for(listening.wait(), 5)
+    await service.reconcile()  # the restart finishes what was approved
+    settled = await asyncio.wait_for(waiting, 5)
+    assert settled is not None
+    assert settled.approval.state is ApprovalState.EXECUTED
+    assert settled.report is not None
+    assert "old.txt" in settled.report.text
+    assert not (app.home / "workspace" / "old.txt").exists()
+    assert cards_with_buttons(phone) == cards  # an approved question is not asked again
+
+
+async def test_after_a_restart_a_tap_on_one_copy_edits_every_copy(settings: Settings) -> None:
+    async with assemble(settings, web=False) as first:
+        phone = MemoryChannel()
+        await first.attach(phone)
+        assert first.governance is not None
+        service = first.governance.approvals
+        await service.request(*deleting(first, "old.txt"), "memory")
+        assert await service.resend_pending(phone.name, CHAT) == 1  # /approvals: a second copy
+        copies = [(ref, card) for ref, card in phone.delivered if card.buttons]
+        assert len(copies) == 2
+    async with assemble(settings, web=False) as second:
+        phone2 = MemoryChannel()
+        await second.attach(phone2)
+        ref, card = copies[0]
+        token = next(b.action_token for b in card.buttons if b.label == "Approve")
+        await second.bus.publish(ButtonPress(phone.name, OWNER, CHAT, ref, token))
+        await second.bus.drained()
+        edited = {ref: card.title for ref, card in phone2.edits}
+        assert edited == {copies[0][0]: "Executed", copies[1][0]: "Executed"}
+        assert not (second.home / "workspace" / "old.txt").exists()
