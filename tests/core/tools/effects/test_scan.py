@@ -206,6 +206,19 @@ def test_folders_too_deep_to_show_are_refused(
         layers.kinds()
 
 
+def test_changes_too_deep_inside_the_workspaces_folders_are_refused(
+    layers: Layers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same bound holds where the folders were already there."""
+    monkeypatch.setattr(scan, "MAX_DEPTH", 3)
+    layers.write(layers.lower, {deep(3) + "/f": "1", deep(4) + "/g": "1"})
+    layers.write(layers.upper, {deep(3) + "/f": "2"})
+    assert layers.kinds() == {deep(3) + "/f": "modified"}
+    layers.write(layers.upper, {deep(4) + "/g": "2"})
+    with pytest.raises(EffectsTooLarge, match="over 3 levels deep"):
+        layers.kinds()
+
+
 def test_folders_removed_too_deep_to_show_are_refused(
     layers: Layers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -387,3 +400,16 @@ def test_a_ref_under_what_was_a_symlinked_folder_is_new(
     layers.write(layers.upper, {"repo/.git/refs/remotes/x": first + "\n"})
     [changes] = scan_upper(layers.upper, layers.lower, OPAQUE).git
     assert {r.name: r.kind for r in changes.refs} == {"refs/remotes/x": "created"}
+
+
+def test_a_ref_where_a_folder_of_refs_was_is_new(layers: Layers, repo: tuple[str, str]) -> None:
+    """The folder the workspace had at the ref's path is no ref file: the ref is created
+    (and the refs the folder held are deleted)."""
+    first, second = repo
+    layers.write(layers.lower, {"repo/.git/refs/heads/x/y": second + "\n"})
+    layers.write(layers.upper, {"repo/.git/refs/heads/x": first + "\n"})
+    [changes] = scan_upper(layers.upper, layers.lower, OPAQUE).git
+    assert {r.name: r.kind for r in changes.refs} == {
+        "refs/heads/x": "created",
+        "refs/heads/x/y": "deleted",
+    }
