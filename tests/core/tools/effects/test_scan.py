@@ -4,8 +4,10 @@ them (whiteouts, opaque folders), so every case is exact and no sandbox is neede
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -413,3 +415,42 @@ def test_a_ref_where_a_folder_of_refs_was_is_new(layers: Layers, repo: tuple[str
         "refs/heads/x": "created",
         "refs/heads/x/y": "deleted",
     }
+
+
+def scan_as_nobody(layers: Layers) -> str:
+    """Scan as `nobody` (root reads every file), in this process so that the mutation
+    runner sees what it runs: "scanned", or the name of the error it raised."""
+    for top, dirs, files in os.walk(layers.lower.parent):
+        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+            os.chown(name, NOBODY, NOBODY, follow_symlinks=False)
+    os.setegid(NOBODY)
+    os.seteuid(NOBODY)
+    try:
+        scan_upper(layers.upper, layers.lower, OPAQUE)
+    except Exception as exc:  # the test compares which error it was
+        return type(exc).__name__
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+    return "scanned"
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a child as nobody")
+def test_a_ref_file_lancelot_cannot_read_fails_the_scan() -> None:
+    """An unreadable ref is not taken for a missing one (which could hide what it keeps)."""
+    top = Path(tempfile.mkdtemp(prefix="lancelot-scan-"))
+    try:
+        layers = Layers(top)
+        path = layers.lower / "repo"
+        path.mkdir()
+        git(path, "init", "-q")
+        first = commit(path, "one")
+        layers.write(layers.upper, {"repo/.git/refs/heads/new": first + "\n"})
+        assert scan_as_nobody(layers) == "scanned"
+        (path / ".git" / "refs" / "heads" / "main").chmod(0)
+        assert scan_as_nobody(layers) == "PermissionError"
+    finally:
+        shutil.rmtree(top)
