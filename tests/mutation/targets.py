@@ -130,6 +130,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
     "core/tools/effects/history.py": HISTORY_TESTS,
+    "core/tools/effects/gitobjects.py": (
+        "tests/core/tools/effects/test_gitobjects.py",
+        *HISTORY_TESTS,
+    ),
+    # Upper layers laid out by hand on the host (the sandbox's own tests need Docker: slow).
+    "core/tools/effects/scan.py": ("tests/core/tools/effects/test_scan.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (

@@ -216,7 +216,8 @@ class _Reader:
                     name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirs.get(parent)
                 )
             except OSError as exc:
-                if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EISDIR):
+                gone = (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.ENXIO)
+                if exc.errno in gone:  # ENXIO: a socket, which is no file either
                     return None
                 raise
             try:

@@ -141,9 +141,13 @@ def test_a_fast_forward_loses_nothing(ws: Workspace, ids: dict[str, str]) -> Non
     assert (judged.lost, judged.broken) == ((), ())
 
 
-def test_a_fast_forward_in_a_shallow_clone_loses_nothing(tmp_path: Path) -> None:
+def test_a_fast_forward_in_a_shallow_clone_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Below a shallow clone's boundary history is missing by design: git must be told
-    where it ends, or the walk fails and the move would be counted lost."""
+    where it ends, or the walk fails and the move would be counted lost. (git walks by
+    date: with every commit in the same second, it reaches the boundary's parents.)"""
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2020-01-01T00:00:00 +0000")
     source = Workspace(tmp_path / "source", "repo")
     for number in range(4):
         commit(source.path, f"c{number}")
