@@ -103,6 +103,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_deciding.py",
     ),
     "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
+    "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
 }
 
 
