@@ -35,15 +35,13 @@ def _plain(args: Sequence[str]) -> str | None:
     return None
 
 
-def _forbids(longs: str = "", letters: str = "", words: str = "") -> Check:
-    """Refuses long options (and their GNU abbreviations), short option letters (alone or in
-    a cluster) and exact words (find's primaries)."""
-    long_options, exact = tuple(longs.split()), frozenset(words.split())
+def _forbids(longs: str = "", letters: str = "") -> Check:
+    """Refuses long options (and their GNU abbreviations) and short option letters (alone or
+    in a cluster)."""
+    long_options = tuple(longs.split())
 
     def check(args: Sequence[str]) -> str | None:
         for arg in args:
-            if arg in exact:
-                return f"{arg} writes or runs a program"
             if arg.startswith("--"):
                 key = arg.partition("=")[0]
                 if len(key) > 2 and any(option.startswith(key) for option in long_options):

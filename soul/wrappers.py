@@ -29,12 +29,13 @@ def basename(word: str) -> str:
 class Grammar:
     """How a wrapper's arguments read (getopt style, options first)."""
 
-    valued: frozenset[str] = frozenset()  # options whose value is the next word
-    operands: int = 0  # words between the options and the command (timeout's duration)
-    runs: frozenset[str] = frozenset()  # options whose value is a command line (flock -c)
-    follows: bool = True  # a command follows the options (False: only `runs` runs one)
-    joins: bool = False  # the words that follow are one command line (watch)
-    harmless: bool = False  # adds no effect of its own: a read-only command stays read-only
+    valued: frozenset[str]  # options whose value is the next word
+    operands: int  # words between the options and the command (timeout's duration)
+    runs: frozenset[str]  # options whose value is a command line (flock -c)
+    follows: bool  # a command follows the options (False: only `runs` runs one)
+    joins: bool  # the words that follow are one command line (watch)
+    harmless: bool  # adds no effect of its own: a read-only command stays read-only
+    assigns: bool  # NAME=VALUE words may stand before the command (env, sudo, bash's time)
 
 
 def _g(
@@ -45,9 +46,16 @@ def _g(
     follows: bool = True,
     joins: bool = False,
     harmless: bool = False,
+    assigns: bool = False,
 ) -> Grammar:
     return Grammar(
-        frozenset(valued.split()), operands, frozenset(runs.split()), follows, joins, harmless
+        frozenset(valued.split()),
+        operands,
+        frozenset(runs.split()),
+        follows,
+        joins,
+        harmless,
+        assigns,
     )
 
 
@@ -63,10 +71,10 @@ GRAMMARS: dict[str, Grammar] = {
     "command": _g(harmless=True),
     "ionice": _g("-c -n -p -P -u --class --classdata --pid --pgid --uid"),
     "exec": _g("-a"),
-    "time": _g("-f -o --format --output"),
-    "env": _g("-u -C --unset --chdir", runs="-S --split-string"),
+    "time": _g("-f -o --format --output", assigns=True),
+    "env": _g("-u -C --unset --chdir", runs="-S --split-string", assigns=True),
     "xargs": _g(f"{_XARGS} --delimiter --process-slot-var"),
-    "sudo": _g(f"{_SUDO} --role --type --other-user --command-timeout --chroot"),
+    "sudo": _g(f"{_SUDO} --role --type --other-user --command-timeout --chroot", assigns=True),
     "doas": _g("-u -C"),
     "chrt": _g("-T -P -D --sched-runtime --sched-period --sched-deadline", 1),
     "taskset": _g(operands=1),
@@ -117,12 +125,6 @@ class Unwrapped:
     command: int | None = None
     lines: tuple[str, ...] = ()
     guesses: tuple[int, ...] = ()
-    harmless: bool = False
-
-
-def is_wrapper(name: str) -> bool:
-    """Whether `name` runs another command given in its arguments."""
-    return name in GRAMMARS or name in GUESSED or name in SHELLS
 
 
 def unwrap(words: Sequence[str], at: int) -> Unwrapped | None:
@@ -149,13 +151,15 @@ def _read(name: str, g: Grammar, words: Sequence[str], at: int) -> Unwrapped:
         if word == "--":
             i += 1
             break
-        if name == "env" and "=" in word and not word.startswith("-"):
+        if g.assigns and _assigns(word):
             i += 1
             continue
         if not word.startswith("-"):
             break
         quiet = quiet or (name == "command" and any(c in word for c in "vV"))
         i = _option(g, words, i, lines)
+    while g.assigns and i < n and _assigns(words[i]):  # `env -- X=1 rm`, `time X=1 rm`
+        i += 1
     i += g.operands
     lines.extend(_runs_anywhere(g, words, i))
     if name == "env" and lines:
@@ -164,7 +168,12 @@ def _read(name: str, g: Grammar, words: Sequence[str], at: int) -> Unwrapped:
     if g.joins:
         return Unwrapped(None, (*lines, " ".join(words[i:])) if i < n else tuple(lines))
     runs = i < n and g.follows and not quiet and not words[i].startswith("-")
-    return Unwrapped(i if runs else None, tuple(lines), harmless=g.harmless)
+    return Unwrapped(i if runs else None, tuple(lines))
+
+
+def _assigns(word: str) -> bool:
+    """`X=1`: an assignment to the command's environment, not the command."""
+    return "=" in word and not word.startswith("-")
 
 
 def _option(g: Grammar, words: Sequence[str], i: int, lines: list[str]) -> int:

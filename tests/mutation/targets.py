@@ -36,6 +36,8 @@ FLOW_RULES = (
 )
 # Which ref changes lose history: judged over real repositories on the host, no sandbox.
 HISTORY_TESTS = ("tests/core/tools/effects/test_history_judge.py",)
+# How the Soul reads a command line: the red team's lists and the reading's own cases.
+SHELL_READING = ("tests/soul/test_redteam_shell.py", "tests/soul/test_shell_reading.py")
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -156,6 +158,9 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_settlement.py",
         *APPROVAL_SERVICE_TESTS,
     ),
+    "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
+    "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
+    "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
 }
 
 
