@@ -8,6 +8,16 @@ from pathlib import Path
 import pytest
 
 from soul import SHIPPED_VERSIONS_DIR, SoulStore
+from soul.linter import lint_file
+from soul.schema import Soul
+
+
+@pytest.fixture(scope="session")
+def v1() -> Soul:
+    """The shipped soul_v1.yaml, linted (frozen: one for every test)."""
+    soul = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
+    assert soul is not None
+    return soul
 
 
 @pytest.fixture

@@ -8,13 +8,11 @@ from pathlib import Path
 import pytest
 
 from soul import (
-    SHIPPED_VERSIONS_DIR,
     Action,
     Soul,
     UnparseableCommand,
     classify,
     denied_by,
-    lint_file,
     provably_read_only,
     read_only_reason,
 )
@@ -99,13 +97,6 @@ READ_ONLY = [
     "wc -w <<< 'a b c'",
     "seq 1 10 | column",
 ]
-
-
-@pytest.fixture(scope="module")
-def v1() -> Soul:
-    soul = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
-    assert soul is not None
-    return soul
 
 
 def test_the_lists_are_big_enough() -> None:

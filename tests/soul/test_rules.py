@@ -5,22 +5,13 @@ from __future__ import annotations
 import pytest
 
 from soul import (
-    SHIPPED_VERSIONS_DIR,
     Action,
     Soul,
     UnparseableCommand,
     classify,
     denied_by,
-    lint_file,
     needs_approval,
 )
-
-
-@pytest.fixture(scope="module")
-def v1() -> Soul:
-    soul = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
-    assert soul is not None
-    return soul
 
 
 def shell(command: str, **facts: bool) -> Action:

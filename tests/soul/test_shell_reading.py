@@ -8,13 +8,11 @@ import time
 import pytest
 
 from soul import (
-    SHIPPED_VERSIONS_DIR,
     Action,
     Soul,
     UnparseableCommand,
     classify,
     denied_by,
-    lint_file,
     provably_read_only,
 )
 from soul.shell import parse_command
@@ -23,13 +21,6 @@ from soul.shell import parse_command
 def ran(line: str) -> list[str]:
     """The names of every command the line runs, nested ones included, in reading order."""
     return [c.name for s in parse_command(line) for c in s.commands]
-
-
-@pytest.fixture(scope="module")
-def v1() -> Soul:
-    soul = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
-    assert soul is not None
-    return soul
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from soul import SHIPPED_VERSIONS_DIR, Soul, denied_by, lint_file, read_only_reason
+from soul import Soul, denied_by, read_only_reason
 from soul.wrappers import Unwrapped, basename, carried, shell_strings, unwrap
 
 
@@ -22,13 +22,6 @@ def runs(line: str, at: int = 0) -> str | None:
     found = unwrapped(line, at)
     assert found is not None, f"{line!r} holds no wrapper"
     return None if found.command is None else shlex.split(line)[found.command]
-
-
-@pytest.fixture(scope="module")
-def v1() -> Soul:
-    soul = lint_file(SHIPPED_VERSIONS_DIR / "soul_v1.yaml").soul
-    assert soul is not None
-    return soul
 
 
 @pytest.mark.parametrize(

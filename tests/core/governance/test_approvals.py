@@ -4,15 +4,11 @@ and reminder it keeps."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import aiosqlite
 import pytest
 
 from core.events import MessageRef
 from core.governance.approvals import Approval, ApprovalState, ApprovalStore
-from core.state import open_state_db
 from core.tools.action import ToolAction
 from tests.core.governance.service_rig import HandClock
 
@@ -23,15 +19,6 @@ WRITE = ToolAction("file.write", None, {"path": "a.txt", "content": "é ✓"})
 @pytest.fixture
 def clock() -> HandClock:
     return HandClock(1000.0)
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[aiosqlite.Connection]:
-    opened = await open_state_db(tmp_path / "state.db")
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 @pytest.fixture

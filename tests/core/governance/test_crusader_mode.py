@@ -3,33 +3,10 @@ left rounded up, and the same after a restart (the deadline is kept in state.db)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import aiosqlite
-import pytest
 
 from core.governance.crusader import CrusaderMode
-from core.storage.connections import open_connection
-
-
-class Clock:
-    """Seconds that move only when the test says."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[aiosqlite.Connection]:
-    conn = await open_connection(tmp_path / "state.db")
-    try:
-        yield conn
-    finally:
-        await conn.close()
+from tests.core.governance.service_rig import HandClock
 
 
 def state(mode: CrusaderMode) -> tuple[bool, int]:
@@ -37,14 +14,14 @@ def state(mode: CrusaderMode) -> tuple[bool, int]:
     return mode.active(), mode.remaining_minutes()
 
 
-async def loaded(db: aiosqlite.Connection, clock: Clock) -> CrusaderMode:
+async def loaded(db: aiosqlite.Connection, clock: HandClock) -> CrusaderMode:
     mode = CrusaderMode(db, clock)
     await mode.setup()
     return mode
 
 
 async def test_a_new_switch_is_off_even_before_it_is_loaded(db: aiosqlite.Connection) -> None:
-    clock = Clock(0.5)
+    clock = HandClock(0.5)
     mode = CrusaderMode(db, clock)
     assert state(mode) == (False, 0)
     await mode.setup()
@@ -54,7 +31,7 @@ async def test_a_new_switch_is_off_even_before_it_is_loaded(db: aiosqlite.Connec
 async def test_on_for_exactly_its_minutes_with_the_minutes_left_rounded_up(
     db: aiosqlite.Connection,
 ) -> None:
-    clock = Clock(1000.0)
+    clock = HandClock(1000.0)
     mode = await loaded(db, clock)
     await mode.switch(True, 30)
     assert state(mode) == (True, 30)
@@ -71,7 +48,7 @@ async def test_on_for_exactly_its_minutes_with_the_minutes_left_rounded_up(
 
 
 async def test_switched_off_it_is_off_at_once(db: aiosqlite.Connection) -> None:
-    clock = Clock(0.5)
+    clock = HandClock(0.5)
     mode = await loaded(db, clock)
     await mode.switch(True, 10)
     await mode.switch(False, 10)
@@ -79,7 +56,7 @@ async def test_switched_off_it_is_off_at_once(db: aiosqlite.Connection) -> None:
 
 
 async def test_a_restart_keeps_the_deadline(db: aiosqlite.Connection) -> None:
-    clock = Clock(1000.0)
+    clock = HandClock(1000.0)
     await (await loaded(db, clock)).switch(True, 15)
     clock.now += 60
     again = await loaded(db, clock)
@@ -89,7 +66,7 @@ async def test_a_restart_keeps_the_deadline(db: aiosqlite.Connection) -> None:
 
 
 async def test_a_restart_keeps_it_off(db: aiosqlite.Connection) -> None:
-    clock = Clock(0.5)
+    clock = HandClock(0.5)
     first = await loaded(db, clock)
     await first.switch(True, 15)
     await first.switch(False, 15)
