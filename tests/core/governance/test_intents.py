@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import random
 import signal
@@ -15,6 +16,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
@@ -242,11 +245,12 @@ def outcome(outcome_id: str) -> Receipt:
 
 
 async def test_every_intent_without_an_outcome_is_found_however_far_back(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """More intents than one page holds: the lost ones are found on every page, oldest
-    first, and the next start looks only at what came after."""
-    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+    first, and the next start looks only at what came after. (The writer commits only when
+    told to: what was reported is committed when the check returns.)"""
+    async with SqliteLedger(tmp_path / "ledger.db", flush_interval=60) as ledger:
         lost: list[str] = []
         for i in range(1_100):
             outcome_id = new_receipt_id()
@@ -255,11 +259,21 @@ async def test_every_intent_without_an_outcome_is_found_however_far_back(
                 lost.append(outcome_id)
             else:
                 ledger.append(outcome(outcome_id))
-        found = await report_interrupted(ledger)
+        with caplog.at_level(logging.WARNING, logger="core.governance.intents"):
+            found = await report_interrupted(ledger)
         assert [r.decoded("outputs")["outcome_id"] for r in found] == lost
+        warned = [r.getMessage() for r in caplog.records if r.name == "core.governance.intents"]
+        assert warned == ["action interrupted by a stop: shell.exec"] * 3
+        query = ReceiptQuery(action_type=GovernanceReceipt.TOOL_INTERRUPTED)
+        reported = (await ledger.page(query)).receipts  # newest first
+        assert [r.parent_id for r in reported] == [r.id for r in reversed(found)]
+        assert [r.decoded("metadata") for r in reported] == [
+            {"intent_seq": r.seq} for r in reversed(found)
+        ]
         newest = await ledger.page(ReceiptQuery(action_type=GovernanceReceipt.TOOL_INTENT))
         query = ReceiptQuery(action_type=GovernanceReceipt.INTENTS_CHECKED)
         (check,) = (await ledger.page(query)).receipts
+        assert check.action_name == "startup"
         assert check.decoded("inputs") == {"upto_seq": newest.receipts[0].seq}
         assert check.decoded("outputs") == {"interrupted": 3}
         assert not await report_interrupted(ledger)
@@ -277,3 +291,39 @@ async def test_a_start_with_no_intents_records_no_check(tmp_path: Path) -> None:
         await ledger.flush()
         page = await ledger.page(ReceiptQuery(action_type=GovernanceReceipt.INTENTS_CHECKED))
         assert not page.receipts
+
+
+async def test_intents_behind_the_last_check_mark_are_not_looked_at_again(tmp_path: Path) -> None:
+    """What a previous start checked stays checked: only intents after its mark are read (a
+    ledger of years is not walked at every start)."""
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        old = await ledger.append_durable(intent(new_receipt_id()))
+        mark = Receipt(GovernanceReceipt.INTENTS_CHECKED, "startup", inputs={"upto_seq": old.seq})
+        await ledger.append_durable(mark)
+        assert not await report_interrupted(ledger)
+        newer = await ledger.append_durable(intent(new_receipt_id()))
+        assert [r.id for r in await report_interrupted(ledger)] == [newer.id]
+
+
+async def test_an_intent_a_stopped_start_already_reported_is_not_reported_again(
+    tmp_path: Path,
+) -> None:
+    """A start that recorded the interruption but stopped before its check mark: the next
+    one finds the interrupted receipt under the intent and leaves it be."""
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        lost = await ledger.append_durable(intent(new_receipt_id()))
+        reported = Receipt(
+            GovernanceReceipt.TOOL_INTERRUPTED, "shell.exec", parent_id=lost.id,
+            status=ReceiptStatus.FAILURE,
+        )  # fmt: skip
+        await ledger.append_durable(reported)
+        assert not await report_interrupted(ledger)
+
+
+async def test_a_damaged_check_mark_means_every_intent_is_looked_at(tmp_path: Path) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        lost = await ledger.append_durable(intent(new_receipt_id()))
+        mark = Receipt(GovernanceReceipt.INTENTS_CHECKED, "startup", inputs={"upto_seq": "7"})
+        await ledger.append_durable(mark)
+        assert lost.seq == 1  # the first receipt: a mark read as anything but 0 would skip it
+        assert [r.id for r in await report_interrupted(ledger)] == [lost.id]
