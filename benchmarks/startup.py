@@ -216,14 +216,14 @@ async def side_by_side(runs: int, no_engine: bool) -> None:
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|\s+(\S+)")
 
 
-def imports_by_package(log: str) -> collections.Counter[str]:
+def imports_by_package(log: str) -> tuple[collections.Counter[str], int]:
     """Microseconds of each top-level package's own import time (`-X importtime` lines),
-    and under `#modules` how many modules were imported."""
+    and how many modules were imported."""
+    found = IMPORT_LINE.findall(log)
     spent: collections.Counter[str] = collections.Counter()
-    for self_us, module in IMPORT_LINE.findall(log):
+    for self_us, module in found:
         spent[module.split(".")[0]] += int(self_us)
-        spent["#modules"] += 1
-    return spent
+    return spent, len(found)
 
 
 async def importing(tg: Any, spawn: Spawn) -> None:
@@ -259,13 +259,11 @@ async def import_profile(top: int = 12) -> None:
                 await importing(tg, lambda: lancelot_run(env, stderr=err))
         bare, ours = (imports_by_package(log.read_text(errors="replace")) for log in logs)
     print("imports until the first getUpdates (own import time, -X importtime):")
-    for name, spent in (("bare bot", bare), ("lancelot", ours)):
-        total = sum(v for k, v in spent.items() if k != "#modules")
-        print(f"  {name}: {spent['#modules']} modules, {total / 1000:.0f} ms")
+    for name, (spent, modules) in (("bare bot", bare), ("lancelot", ours)):
+        print(f"  {name}: {modules} modules, {spent.total() / 1000:.0f} ms")
     print(f"  {'package':<28}{'bare bot':>10}{'lancelot':>10}   (ms)")
-    for package, us in ours.most_common(top + 1):
-        if package != "#modules":
-            print(f"  {package:<28}{bare[package] / 1000:>10.0f}{us / 1000:>10.0f}")
+    for package, us in ours[0].most_common(top):
+        print(f"  {package:<28}{bare[0][package] / 1000:>10.0f}{us / 1000:>10.0f}")
     print(f"load average: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
 
 
