@@ -92,6 +92,16 @@ def test_a_mutant_the_tests_notice_is_killed() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-2].split()[1:5] == ["1", "1", "0", "0"]
     assert done.stdout.splitlines()[-1] == "no mutant survived"
+    assert "  1 mutants: each against all its tests, reach not measured\n" in done.stdout
+
+
+@pytest.mark.slow
+def test_more_than_a_few_mutants_run_only_against_the_tests_that_reach_them() -> None:
+    only = ("OwnerStore.get", "OwnerStore.forget", "OwnerStore.save")  # 14 mutants
+    done = mutation("core/security/owners.py", *(a for w in only for a in ("--only", w)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reach not measured" not in done.stdout
+    assert done.stdout.splitlines()[-2].split()[1:5] == ["14", "14", "0", "0"]
 
 
 def test_nothing_mapped_is_a_clear_error() -> None:

@@ -4,7 +4,8 @@ folders (those mapped in tests/mutation/targets.py), each against its own tests.
 Prints every surviving mutant not listed in equivalent.txt, then per file the count of
 mutants, killed, equivalent and survived; exits 1 when a non-equivalent mutant survives,
 2 on bad arguments or tests that fail unmutated. `--list` prints the mutants without
-running them; `--only WORD` keeps those whose name holds WORD.
+running them; `--only WORD` keeps those whose name holds WORD (a dozen or fewer then run
+against every mapped test, without first tracing which tests reach them).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from tests.mutation import equivalent, runner
 from tests.mutation.operators import Mutant, mutants
 from tests.mutation.targets import TARGETS, chosen
 
+# With --only, up to this many mutants run against every mapped test instead of measuring
+# which tests reach them first.
+FEW = 12
+
 
 def run_file(
     path: str, listed: dict[str, str], only: list[str]
@@ -28,11 +33,18 @@ def run_file(
     source = (runner.REPO / path).read_bytes()
     found = [m for m in mutants(path, source) if not only or any(w in m.key for w in only)]
     stale = runner.stale_modules(path)
-    reach = runner.measure_reach(path, tests, stale, timeout=900)
+    traced = not (only and len(found) <= FEW)
+    if not traced:
+        # A rerun of a few mutants: tracing which test reaches which line costs more than
+        # running every mapped test against each of them (-x stops at the first failure).
+        print(f"  {len(found)} mutants: each against all its tests, reach not measured")
+        reach = runner.Reach(by_test={}, seconds=runner.plain_run(path, tests, stale, 900))
+    else:
+        reach = runner.measure_reach(path, tests, stale, timeout=900)
     timeout = 3 * reach.seconds + 10
     killed, equal, alive = 0, 0, []
     for mutant in found:
-        selected = reach.tests_for(mutant)
+        selected = reach.tests_for(mutant) if traced else None
         if selected == []:
             outcome = "survived"
         else:

@@ -208,6 +208,20 @@ def measure_reach(path: str, tests: Sequence[str], stale: frozenset[str], timeou
     return Reach({t: set(s) for t, s in data["by_test"].items()}, set(data["at_import"]), seconds)
 
 
+def plain_run(path: str, tests: Sequence[str], stale: frozenset[str], timeout: float) -> float:
+    """Run the tests on the real file, untraced; their seconds. Raise if they do not pass."""
+    started = time.monotonic()
+    code = _in_child(lambda: _pytest_fresh(tests, stale), timeout)
+    if code != 0:
+        raise SystemExit(f"{path}: its tests do not pass unmutated (exit {code})")
+    return time.monotonic() - started
+
+
+def _pytest_fresh(tests: Sequence[str], stale: frozenset[str]) -> int:
+    _forget(stale)
+    return _pytest(tests)
+
+
 def killed(
     mutant: Mutant,
     path: str,
