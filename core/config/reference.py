@@ -4,8 +4,12 @@ prints it; a test fails when the checked-in file differs."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import sys
 from collections import defaultdict
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
@@ -94,9 +98,35 @@ def _default(info: FieldInfo) -> str:
     return f"`{value}`"
 
 
-def _description(info: FieldInfo) -> str:
+@cache
+def attribute_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """The string literal written under each annotated attribute of `model`'s class body
+    (and its bases' within the project), by key."""
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if cls.__module__.startswith("core.") and issubclass(cls, BaseModel):
+            found |= _docstrings_in(ast.parse(inspect.getsource(cls)).body[0])
+    return found
+
+
+def _docstrings_in(node: ast.stmt) -> dict[str, str]:
+    body = node.body if isinstance(node, ast.ClassDef) else []
+    found = {}
+    for statement, following in itertools.pairwise(body):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            found[statement.target.id] = inspect.cleandoc(following.value.value)
+    return found
+
+
+def _description(model: type[BaseModel], key: str) -> str:
     """The key's docstring on one line (a table cell)."""
-    return " ".join((info.description or "").split())
+    return " ".join(attribute_docstrings(model).get(key, "").split())
 
 
 def _section_rows(
@@ -109,7 +139,8 @@ def _section_rows(
             continue
         path = (*prefix, key)
         env = ", ".join(f"`{name}`" for name in names[path])
-        rows.append(f"| `{'.'.join(path)}` | {env} | {_default(info)} | {_description(info)} |")
+        meaning = _description(model, key)
+        rows.append(f"| `{'.'.join(path)}` | {env} | {_default(info)} | {meaning} |")
     return rows
 
 

@@ -58,8 +58,10 @@ LogLevel = Annotated[
 class Section(BaseModel):
     """Base for every settings section: unknown keys are rejected."""
 
-    # Each setting's docstring is its description, which docs/settings.md shows.
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # Each setting's docstring is its description, which docs/settings.md shows
+    # (core/config/reference.py reads them from this file: pydantic's own reading costs the
+    # start a tokenization of every class).
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class WebSettings(Section):

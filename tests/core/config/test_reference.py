@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from core.config import load_settings, unknown_environment
 from core.config.loader import environment_names
-from core.config.reference import render_reference
+from core.config.reference import attribute_docstrings, render_reference
 from core.config.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,7 +28,7 @@ def keys_without_meaning(model: type[BaseModel], prefix: str = "") -> list[str]:
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             missing += keys_without_meaning(annotation, f"{prefix}{key}.")
-        elif not (info.description or "").strip():
+        elif not attribute_docstrings(model).get(key, "").strip():
             missing.append(prefix + key)
     return missing
 
