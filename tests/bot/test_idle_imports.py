@@ -73,7 +73,17 @@ async def idle_modules(tg: FakeTelegram, env: dict[str, str]) -> set[str]:
 
 
 @pytest.mark.slow
-async def test_an_idle_lancelot_run_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["none", "cold"])
+async def test_an_idle_lancelot_run_loads_nothing_it_does_not_use(
+    tmp_path: Path, engine: str
+) -> None:
+    # none: the pool warms, and finds no engine; cold: an engine answers, the pool waits for
+    # the first command, and a home no dry run has used has nothing to sweep at the start.
+    where = (
+        {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+        if engine == "none"
+        else {"LANCELOT_SANDBOX_WARM_AT_START": "false"}
+    )
     async with FakeTelegram() as tg, FakeOpenAI() as model:
         env = run_env(
             tmp_path / "home",
@@ -82,7 +92,7 @@ async def test_an_idle_lancelot_run_loads_nothing_it_does_not_use(tmp_path: Path
             LANCELOT_PROVIDER="openai",
             OPENAI_API_KEY="sk-test-not-real",
             OPENAI_BASE_URL=model.base_url,
-            DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock",  # the pool warms, and finds none
+            **where,
         )
         modules = await idle_modules(tg, env)
 

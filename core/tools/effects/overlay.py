@@ -98,6 +98,9 @@ class SlotFactory:
         # Only root can read trusted.* xattrs; anyone else has overlayfs use user.* ones.
         self.userxattr = os.geteuid() != 0
         self.launched: list[str] = []  # every container id made (tests inspect them)
+        # Present from before the first volume this home's slots make until a sweep finds
+        # none left: a start with no mark has nothing to sweep, and never loads the SDK.
+        self.mark = runs_dir.parent / "dryruns.out"
 
     @property
     def opaque_xattr(self) -> str:
@@ -114,6 +117,7 @@ class SlotFactory:
         attached; SandboxUnavailable when the engine cannot."""
         self._engine.require_image(self._limits.image)
         api = self._engine.api
+        self._leave_mark()
         slot_id = secrets.token_hex(8)
         base = self._prepare_dirs(slot_id)
         volume, container, stream = f"lancelot-dryrun-{slot_id}", None, None
@@ -186,17 +190,40 @@ class SlotFactory:
         else:
             remove_tree(slot.base)
 
+    def _leave_mark(self) -> None:
+        """The mark, before anything it stands for exists (a kill may follow). Not synced:
+        should a power loss take it, the pool's own sweep at its first use still runs."""
+        if not self.mark.exists():
+            self.mark.parent.mkdir(parents=True, exist_ok=True)
+            self.mark.touch()
+
     def sweep(self) -> None:
-        """Remove dry-run containers and volumes a previous run of this data directory left."""
+        """Remove dry-run containers and volumes a previous run of this data directory left;
+        the mark goes once none is left."""
         api = self._engine.api
         wanted = [f"{KIND_LABEL}=1", f"{OWNER_LABEL}={owner_tag(self._workspace)}"]
+        left = 0
         for entry in api.containers(all=True, filters={"label": wanted}):
-            with contextlib.suppress(Exception):
-                api.remove_container(entry["Id"], force=True)
+            left += not _removed(api.remove_container, entry["Id"])
         found = api.volumes(filters={"label": wanted}) or {}
         for entry in found.get("Volumes") or ():
-            with contextlib.suppress(Exception):
-                api.remove_volume(entry["Name"], force=True)
+            left += not _removed(api.remove_volume, entry["Name"])
+        if not left:
+            self.mark.unlink(missing_ok=True)
+
+    def sweep_if_marked(self) -> None:
+        """`sweep` when a previous run may have left something: the start-up's sweep."""
+        if self.mark.exists():
+            self.sweep()
+
+
+def _removed(remove: Any, name: str) -> bool:
+    """Remove one container or volume (forced); False if the engine refused."""
+    try:
+        remove(name, force=True)
+    except Exception:  # gone already, or busy: the next sweep tries again
+        return False
+    return True
 
 
 def raw_socket(stream: Any) -> socket.socket:

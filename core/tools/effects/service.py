@@ -87,7 +87,12 @@ class ShellEffects:
         factory = SlotFactory(engine, workspace.root, self._runs, limits)
         self.pool = SlotPool(factory, self.settings.pool_size)
         self._upkeep = Upkeep(
-            self._journal, self._store, self._runs, self._root, self.settings, factory.sweep
+            self._journal,
+            self._store,
+            self._runs,
+            self._root,
+            self.settings,
+            factory.sweep_if_marked,
         )
         self._lock = asyncio.Lock()  # one apply or undo at a time
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import DryRunGone, EffectSettings, ShellEffects
+from core.tools.effects.overlay import labels
 from core.tools.effects.stage import STAGING_PREFIX
 from core.tools.sandbox import DockerEngine, SandboxLimits
 from core.tools.workspace import Workspace
@@ -95,6 +97,7 @@ async def test_containers_and_volumes_a_crash_left_are_removed_at_startup(
         slots = os.listdir(home / "dryruns")
         assert left
         assert slots
+        assert (home / "dryruns.out").exists()  # left before the first volume was made
         async with engine_for(workspace, home, capabilities, limits) as fresh:
             assert [await inspect(c) for c in left] == [None] * len(left)
             volumes = await volume_names()
@@ -104,6 +107,60 @@ async def test_containers_and_volumes_a_crash_left_are_removed_at_startup(
             assert run.result.output == "ok\n"
     finally:
         await crashed.__aexit__(None, None, None)
+
+
+async def test_a_start_with_no_mark_leaves_the_engine_alone_until_the_pool_starts(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+) -> None:
+    # Something of ours the mark does not stand for (left by a version before the mark):
+    # the start does not look for it; the pool's first start removes it.
+    name = f"lancelot-dryrun-unmarked-{os.getpid()}"
+    await make_volume(name, labels(workspace.root))
+    try:
+        async with engine_for(workspace, home, capabilities, limits) as effects:
+            assert name in await volume_names()
+            assert not (home / "dryruns.out").exists()
+            await effects.warm()
+            assert name not in await volume_names()
+    finally:
+        await remove_volume(name)
+
+
+async def test_a_sweep_that_finds_nothing_left_takes_the_mark_away(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+) -> None:
+    async with engine_for(workspace, home, capabilities, limits) as first:
+        await dry_run(first, capabilities, "echo ok")
+    assert (home / "dryruns.out").exists()
+    async with engine_for(workspace, home, capabilities, limits):
+        assert not (home / "dryruns.out").exists()
+
+
+async def make_volume(name: str, labelled: dict[str, str]) -> None:
+    import docker
+
+    def make() -> None:
+        client = docker.from_env()
+        try:
+            client.api.create_volume(name, labels=labelled)
+        finally:
+            client.close()
+
+    await asyncio.to_thread(make)
+
+
+async def remove_volume(name: str) -> None:
+    import docker
+
+    def remove() -> None:
+        client = docker.from_env()
+        try:
+            with contextlib.suppress(docker.errors.NotFound):
+                client.api.remove_volume(name, force=True)
+        finally:
+            client.close()
+
+    await asyncio.to_thread(remove)
 
 
 async def volume_names() -> set[str]:
