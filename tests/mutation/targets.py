@@ -138,6 +138,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     # Upper layers laid out by hand on the host (the sandbox's own tests need Docker: slow).
     "core/tools/effects/scan.py": ("tests/core/tools/effects/test_scan.py",),
+    # Start-up and periodic tidying over a real journal and object store, no engine.
+    "core/tools/effects/upkeep.py": ("tests/core/tools/effects/test_upkeep.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (

@@ -57,8 +57,7 @@ class Upkeep:
             log.info("stale dry-run containers not checked: %s", exc)
         for change_id in await self._journal.interrupted_changes():
             await self._journal.mark_applied(change_id)
-        await self._journal.expire_dry_runs(now)
-        pending = await self._journal.pending_dry_runs()
+        pending = await self._journal.pending_dry_runs()  # those past their time: `run`'s
         await asyncio.to_thread(self._clear_dirs, pending)
         await self.run(now)
 
