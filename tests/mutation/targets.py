@@ -140,6 +140,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/tools/effects/scan.py": ("tests/core/tools/effects/test_scan.py",),
     # Start-up and periodic tidying over a real journal and object store, no engine.
     "core/tools/effects/upkeep.py": ("tests/core/tools/effects/test_upkeep.py",),
+    "core/tools/effects/errors.py": ("tests/core/tools/effects/test_errors.py",),
+    "core/tools/effects/records.py": ("tests/core/tools/effects/test_records.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (
