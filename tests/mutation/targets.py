@@ -142,6 +142,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/tools/effects/upkeep.py": ("tests/core/tools/effects/test_upkeep.py",),
     "core/tools/effects/errors.py": ("tests/core/tools/effects/test_errors.py",),
     "core/tools/effects/records.py": ("tests/core/tools/effects/test_records.py",),
+    "core/tools/effects/sources.py": ("tests/core/tools/effects/test_sources.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (
