@@ -131,6 +131,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoints.py::test_a_fingerprint_from_elsewhere_is_checked",
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
+    "core/receipts/base.py": (f"{RECEIPTS}/test_base.py",),
     "core/receipts/model.py": (
         f"{RECEIPTS}/test_model.py",
         f"{RECEIPTS}/test_chain.py",
