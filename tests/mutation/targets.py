@@ -132,6 +132,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
     "core/receipts/base.py": (f"{RECEIPTS}/test_base.py",),
+    "core/receipts/export.py": (f"{RECEIPTS}/test_file_readers.py",),
+    "core/receipts/history.py": (f"{RECEIPTS}/test_file_readers.py",),
     "core/receipts/model.py": (
         f"{RECEIPTS}/test_model.py",
         f"{RECEIPTS}/test_chain.py",
