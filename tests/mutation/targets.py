@@ -134,6 +134,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/receipts/base.py": (f"{RECEIPTS}/test_base.py",),
     "core/receipts/export.py": (f"{RECEIPTS}/test_file_readers.py",),
     "core/receipts/history.py": (f"{RECEIPTS}/test_file_readers.py",),
+    "core/receipts/schema.py": (f"{RECEIPTS}/test_schema.py", f"{RECEIPTS}/test_ledger.py"),
     "core/receipts/model.py": (
         f"{RECEIPTS}/test_model.py",
         f"{RECEIPTS}/test_chain.py",
