@@ -13,7 +13,7 @@ import pytest
 
 from tests.mutation import equivalent, runner
 from tests.mutation.operators import mutants
-from tests.mutation.targets import TARGETS
+from tests.mutation.targets import IN_A_CHILD, TARGETS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -112,7 +112,8 @@ def test_nothing_mapped_is_a_clear_error() -> None:
 
 def test_every_mapped_file_and_test_exists() -> None:
     # A renamed test file would otherwise make every mutant of its module "not reached".
-    for path, tests in TARGETS.items():
+    assert set(IN_A_CHILD) <= set(TARGETS)
+    for path, tests in [*TARGETS.items(), *IN_A_CHILD.items()]:
         assert (REPO / path).is_file(), path
         for test in tests:
             file, _, name = test.partition("::")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.mutation import equivalent, runner
 from tests.mutation.operators import Mutant, mutants
-from tests.mutation.targets import TARGETS, chosen
+from tests.mutation.targets import IN_A_CHILD, TARGETS, chosen
 
 # With --only, up to this many mutants run against every mapped test instead of measuring
 # which tests reach them first.
@@ -45,6 +45,8 @@ def run_file(
     killed, equal, alive = 0, 0, []
     for mutant in found:
         selected = reach.tests_for(mutant) if traced else None
+        if selected is not None and path in IN_A_CHILD:
+            selected = sorted({*selected, *IN_A_CHILD[path]})
         if selected == []:
             outcome = "survived"
         else:

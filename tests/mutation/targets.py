@@ -152,6 +152,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/tools/effects/errors.py": ("tests/core/tools/effects/test_errors.py",),
     "core/tools/effects/records.py": ("tests/core/tools/effects/test_records.py",),
     "core/tools/effects/sources.py": ("tests/core/tools/effects/test_sources.py",),
+    "core/tools/effects/objects.py": ("tests/core/tools/effects/test_objects.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (
@@ -175,6 +176,15 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
+}
+
+# Tests that reach a file only in a child they fork (to run as another user, say): the line
+# tracer does not see a child's lines, so these run against every mutant of that file.
+IN_A_CHILD: dict[str, tuple[str, ...]] = {
+    "core/tools/effects/objects.py": (
+        "tests/core/tools/effects/test_objects.py::"
+        "test_a_file_its_owner_cannot_read_is_neither_linked_nor_copied",
+    ),
 }
 
 
