@@ -153,6 +153,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/tools/effects/records.py": ("tests/core/tools/effects/test_records.py",),
     "core/tools/effects/sources.py": ("tests/core/tools/effects/test_sources.py",),
     "core/tools/effects/objects.py": ("tests/core/tools/effects/test_objects.py",),
+    "core/tools/effects/tree.py": ("tests/core/tools/effects/test_tree.py",),
     "soul/linter.py": ("tests/soul/test_linter.py",),
     "soul/denylist.py": ("tests/soul/test_rules.py", "tests/soul/test_redteam_shell.py"),
     "soul/rules.py": (
@@ -184,6 +185,11 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
     "core/tools/effects/objects.py": (
         "tests/core/tools/effects/test_objects.py::"
         "test_a_file_its_owner_cannot_read_is_neither_linked_nor_copied",
+    ),
+    "core/tools/effects/tree.py": (
+        "tests/core/tools/effects/test_tree.py::"
+        "test_folders_locked_against_their_own_owner_are_opened_up_and_removed",
+        "tests/core/tools/effects/test_tree.py::test_what_cannot_go_is_logged_and_left",
     ),
 }
 

@@ -25,7 +25,7 @@ def remove_tree(path: Path) -> None:
                 if stat.S_ISDIR(info.st_mode):
                     os.chmod(target, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
             if os.path.isdir(failed) and not os.path.islink(failed):
-                shutil.rmtree(failed)
+                shutil.rmtree(failed, onerror=unlock)  # locked folders may nest
             else:
                 os.unlink(failed)
         except FileNotFoundError:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from core.tools.action import ToolAction
@@ -96,3 +100,42 @@ async def dry_run(engine: ShellEffects, capabilities: CapabilityTokens, command:
 def kinds(run: DryRun) -> dict[str, str]:
     """path -> effect kind."""
     return {effect.path: effect.kind for effect in run.effects.effects}
+
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def shared_folder() -> Iterator[Path]:
+    """A folder anyone may write, for `as_nobody` (pytest's folders are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="lancelot-effects-"))
+    os.chmod(folder, 0o777)  # noqa: S103 (a test folder for a user that is not root)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def as_nobody(work: Callable[[], str]) -> str:
+    """`work`'s answer, run in a forked child that is no longer root (as a non-root Lancelot
+    is); what it raised, named, if it failed. Run as another user already: run as is."""
+    read, written = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            if os.geteuid() == 0:
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            os.write(written, work().encode())
+            code = 0
+        except BaseException as exc:  # the parent reads what went wrong
+            os.write(written, f"{type(exc).__name__}: {exc}".encode())
+        finally:
+            os._exit(code)
+    os.close(written)
+    with os.fdopen(read) as answer:
+        said = answer.read()
+    os.waitpid(pid, 0)
+    return said

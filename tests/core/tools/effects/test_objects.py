@@ -7,10 +7,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from core.tools.effects.files import read_state
 from core.tools.effects.model import FileState
 from core.tools.effects.objects import ObjectStore
+from tests.core.tools.effects.support import as_nobody, shared_folder
 
 
 @pytest.fixture
@@ -219,63 +219,26 @@ def test_root_links_a_file_its_mode_makes_unreadable(workspace: int, tmp_path: P
     assert store.path(state.sha256 or "").stat().st_ino == inode(workspace, "locked")
 
 
-def as_nobody(work: Callable[[], str]) -> str:
-    """`work`'s answer, run in a child that is no longer root (as a non-root Lancelot is)."""
-    read, written = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read)
-            if os.geteuid() == 0:
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
-            os.write(written, work().encode())
-            code = 0
-        except BaseException as exc:  # the parent reads what went wrong
-            os.write(written, f"{type(exc).__name__}: {exc}".encode())
-        finally:
-            os._exit(code)
-    os.close(written)
-    with os.fdopen(read) as answer:
-        said = answer.read()
-    os.waitpid(pid, 0)
-    return said
-
-
-NOBODY = 65534
-
-
-@pytest.fixture
-def shared() -> Iterator[Path]:
-    """A folder anyone may write (the child below is no longer root): pytest's are root's."""
-    folder = Path(tempfile.mkdtemp(prefix="lancelot-objects-"))
-    os.chmod(folder, 0o777)  # noqa: S103 (a test folder for a user that is not root)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder)
-
-
-def test_a_file_its_owner_cannot_read_is_neither_linked_nor_copied(shared: Path) -> None:
+def test_a_file_its_owner_cannot_read_is_neither_linked_nor_copied() -> None:
     # Not root: a link to it could never be read back, and a copy cannot read it either.
-    folder = shared
+    with shared_folder() as folder:
+        assert as_nobody(lambda: keep_both(folder)) == "linked True, locked refused, kept False"
 
-    def work() -> str:
-        store = ObjectStore(folder / "objects")
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+
+def keep_both(folder: Path) -> str:
+    """As a user that is not root: keep a readable file, then one its mode locks."""
+    store = ObjectStore(folder / "objects")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        readable = write(fd, "readable", b"open")
+        store.keep(fd, "readable", readable)
+        linked = store.path(readable.sha256 or "").stat().st_ino == inode(fd, "readable")
+        locked = write(fd, "locked", b"alpha")
+        os.chmod("locked", 0, dir_fd=fd)
         try:
-            readable = write(fd, "readable", b"open")
-            store.keep(fd, "readable", readable)
-            linked = store.path(readable.sha256 or "").stat().st_ino == inode(fd, "readable")
-            locked = write(fd, "locked", b"alpha")
-            os.chmod("locked", 0, dir_fd=fd)
-            try:
-                store.keep(fd, "locked", locked)
-            except PermissionError:
-                return f"linked {linked}, locked refused, kept {store.has(locked.sha256 or '')}"
-            return f"linked {linked}, locked kept"
-        finally:
-            os.close(fd)
-
-    assert as_nobody(work) == "linked True, locked refused, kept False"
+            store.keep(fd, "locked", locked)
+        except PermissionError:
+            return f"linked {linked}, locked refused, kept {store.has(locked.sha256 or '')}"
+        return f"linked {linked}, locked kept"
+    finally:
+        os.close(fd)
