@@ -11,7 +11,6 @@ from core.security.owner_view import OwnerView
 # What each kind of action does, in the owner's words (the capability id stays in receipts).
 _DOES = {
     "shell.exec": "runs this command in your workspace",
-    "shell.apply": "applies these changes to your workspace",
     "file.write": "writes a file",
     "file.move": "moves a file",
     "file.delete": "deletes a file",

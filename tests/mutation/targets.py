@@ -170,6 +170,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/test_feature_switches.py",
     ),
     "core/governance/intents.py": ("tests/core/governance/test_intents.py",),
+    "core/governance/approval_cards.py": ("tests/core/governance/test_approval_cards.py",),
     "core/governance/settlement.py": (
         "tests/core/governance/test_settlement.py",
         *APPROVAL_SERVICE_TESTS,
