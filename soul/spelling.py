@@ -60,9 +60,7 @@ class Context:
     def spell(self, word: Word) -> tuple[str, ...]:
         """Every spelling of `word` a deny pattern may be written in (its text first)."""
         values = [word.text]
-        if word.param is not None and word.param in self.variables:
-            values.append(self.variables[word.param])
-        prefix = _PREFIX.match(word.text)
+        prefix = _PREFIX.match(word.text)  # $NAME, ${NAME}, either followed by more
         if prefix:
             name = prefix.group(1) or prefix.group(2)
             if name in self.variables:

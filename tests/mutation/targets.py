@@ -171,6 +171,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     "core/governance/intents.py": ("tests/core/governance/test_intents.py",),
     "core/governance/approval_cards.py": ("tests/core/governance/test_approval_cards.py",),
+    "core/governance/crusader_commands.py": (
+        "tests/core/governance/test_crusader.py",
+        "tests/core/governance/test_crusader_mode.py",
+    ),
     "core/governance/settlement.py": (
         "tests/core/governance/test_settlement.py",
         *APPROVAL_SERVICE_TESTS,
@@ -178,6 +182,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
+    "soul/spelling.py": ("tests/soul/test_spelling.py", *SHELL_READING, "tests/soul/test_rules.py"),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
