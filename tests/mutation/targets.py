@@ -161,6 +161,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
+    # The effect set on hand-made effects (the dry runs that build real ones need Docker).
+    "core/tools/effects/effectset.py": (
+        "tests/core/tools/effects/test_effect_set.py",
+        "tests/core/tools/effects/test_effect_categories.py",
+        "tests/core/governance/test_dry_run_views.py",
+        "tests/core/governance/test_redteam.py::test_an_effect_set_counts_what_git_cannot_give_back",
+    ),
 }
 
 
