@@ -168,6 +168,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_dry_run_views.py",
         "tests/core/governance/test_redteam.py::test_an_effect_set_counts_what_git_cannot_give_back",
     ),
+    # Checking and staging on layers laid out by hand (an apply through a dry run needs Docker).
+    "core/tools/effects/stage.py": ("tests/core/tools/effects/test_stage.py",),
 }
 
 

@@ -47,10 +47,9 @@ class Plan:
 
 
 def _listing_needed(effect: Effect) -> bool:
-    before, after = effect.before, effect.after
-    if before.kind == "dir" and after.kind != "dir":
-        return True
-    return any(s.kind == "dir" and s.sha256 is not None for s in (before, after))
+    """Whether to read a folder's names: only a folder state that recorded them (one to be
+    deleted, or one an undo makes again) is compared by them (FileState.matches)."""
+    return any(s.kind == "dir" and s.sha256 is not None for s in (effect.before, effect.after))
 
 
 def _parent(path: str) -> str:
