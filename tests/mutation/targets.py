@@ -170,6 +170,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     # Checking and staging on layers laid out by hand (an apply through a dry run needs Docker).
     "core/tools/effects/stage.py": ("tests/core/tools/effects/test_stage.py",),
+    "core/tools/effects/commit.py": ("tests/core/tools/effects/test_commit.py",),
 }
 
 

@@ -3,7 +3,6 @@ by hand (or the undo store as the source), so every case is exact and no sandbox
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -13,56 +12,10 @@ from pathlib import Path
 import pytest
 
 from core.tools.effects.errors import EffectsError, StaleEffects
-from core.tools.effects.files import DirHandles
 from core.tools.effects.model import ABSENT, Effect, FileState
-from core.tools.effects.objects import ObjectStore
 from core.tools.effects.sources import ObjectSource, UpperSource
-from core.tools.effects.stage import Plan, abandon, check, prepare
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    """Files under `root` (a name ending in "/" is a folder)."""
-    for name, text in files.items():
-        path = root / name
-        if name.endswith("/"):
-            path.mkdir(parents=True, exist_ok=True)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-
-
-def state(root: Path, path: str) -> FileState:
-    """What `path` is under `root`, a folder with the names it holds (as a dry run sees it)."""
-    with DirHandles(root) as handles:
-        return handles.state(path, listing=True)
-
-
-class Layers:
-    """A workspace, a dry run's upper layer and the undo store, side by side."""
-
-    def __init__(self, root: Path) -> None:
-        self.workspace, self.upper = root / "workspace", root / "upper"
-        self.workspace.mkdir()
-        self.upper.mkdir()
-        self.store = ObjectStore(root / "objects")
-
-    def effects(self, *paths: str) -> tuple[Effect, ...]:
-        """The effects on `paths`, from the workspace to the upper layer, in path order."""
-        return tuple(
-            Effect(p, state(self.workspace, p), state(self.upper, p)) for p in sorted(paths)
-        )
-
-    def prepare(self, effects: tuple[Effect, ...], **resume: bool) -> Plan:
-        with UpperSource(self.upper) as source:
-            return prepare(self.workspace, effects, source, self.store, **resume)
-
-    def check(self, effects: tuple[Effect, ...], **resume: bool) -> tuple[set[str], list[str]]:
-        with DirHandles(self.workspace) as handles:
-            return check(handles, effects, **resume)
+from core.tools.effects.stage import Plan, abandon, prepare
+from tests.core.tools.effects.layers import Layers, sha, state, write
 
 
 @pytest.fixture
@@ -328,3 +281,50 @@ def test_a_file_rewritten_while_the_change_is_staged_is_stale_not_kept(layers: L
     assert not layers.store.has(sha("draft"))
     assert not layers.store.has(sha("rewritten while staged"))
     assert os.listdir(layers.workspace) == ["notes.md"]
+
+
+def test_under_a_symlink_the_change_replaces_with_a_folder_nothing_is_there_yet(
+    layers: Layers,
+) -> None:
+    """The undo of `rm -r d && ln -s elsewhere d`: the link goes before anything is put under
+    it, so what is under it counts as absent. Under a link the change keeps, even in a folder
+    whose mode it changes, nothing is absent: the path is never reached through it (stale)."""
+    outside = layers.workspace.parent / "outside"
+    write(outside, {"e/x": "outside", "y": "outside", "z": "outside"})
+    write(layers.workspace, {"a/": "", "m/": ""})
+    for link in ("d", "a/d", "kept", "m/link"):
+        os.symlink(outside, layers.workspace / link)
+    folder = FileState("dir", 0o755)
+    new = FileState("file", 0o644, 1, sha("x"))
+    effects = (
+        Effect("a/d", state(layers.workspace, "a/d"), folder),
+        Effect("a/d/x", ABSENT, new),
+        Effect("d", state(layers.workspace, "d"), folder),
+        Effect("d/e", ABSENT, folder),
+        Effect("d/e/x", ABSENT, new),
+        Effect("kept/y", ABSENT, new),
+        Effect("m", state(layers.workspace, "m"), FileState("dir", 0o700)),
+        Effect("m/link/new", ABSENT, folder),
+        Effect("m/link/new/z", ABSENT, new),
+        Effect("m/link/z", ABSENT, new),
+    )
+    assert layers.check(effects) == (
+        {"a/d", "a/d/x", "d", "d/e", "d/e/x", "m"},
+        ["kept/y", "m/link/new", "m/link/new/z", "m/link/z"],
+    )
+
+
+def test_an_undo_resumed_under_a_folder_already_back_reads_what_is_there(
+    layers: Layers,
+) -> None:
+    write(layers.workspace, {"d/e/x": "x"})
+    os.chmod(layers.workspace / "d", 0o700)
+    os.chmod(layers.workspace / "d" / "e", 0o700)
+    os.chmod(layers.workspace / "d" / "e" / "x", 0o644)
+    folder = FileState("dir", 0o700)
+    effects = (
+        Effect("d", FileState("symlink", 0o777, target="elsewhere"), folder),
+        Effect("d/e", ABSENT, folder),
+        Effect("d/e/x", ABSENT, FileState("file", 0o644, 1, sha("x"))),
+    )
+    assert layers.check(effects, resume=True) == (set(), [])
