@@ -183,6 +183,16 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
     "soul/spelling.py": ("tests/soul/test_spelling.py", *SHELL_READING, "tests/soul/test_rules.py"),
+    # The effect set on hand-made effects (the dry runs that build real ones need Docker).
+    "core/tools/effects/effectset.py": (
+        "tests/core/tools/effects/test_effect_set.py",
+        "tests/core/tools/effects/test_effect_categories.py",
+        "tests/core/governance/test_dry_run_views.py",
+        "tests/core/governance/test_redteam.py::test_an_effect_set_counts_what_git_cannot_give_back",
+    ),
+    # Checking and staging on layers laid out by hand (an apply through a dry run needs Docker).
+    "core/tools/effects/stage.py": ("tests/core/tools/effects/test_stage.py",),
+    "core/tools/effects/commit.py": ("tests/core/tools/effects/test_commit.py",),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line

@@ -9,8 +9,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from core.tools.effects.files import DIR_FLAGS, DirHandles, state_of
-from core.tools.effects.model import Effect, FileState
+from core.tools.effects.files import BLOCKED, DIR_FLAGS, DirHandles, state_of
+from core.tools.effects.model import ABSENT, Effect, FileState
 from core.tools.effects.stage import Plan, abandon
 
 O_PATH = getattr(os, "O_PATH", 0)
@@ -134,7 +134,9 @@ def _recorded(handles: DirHandles, plan: Plan, effect: Effect) -> Effect:
     change the inode that was checked; anything else is read again."""
     listing = effect.after.kind == "dir" and effect.before.kind != "dir"
     if not effect.after.exists:
-        return Effect(effect.path, effect.before, handles.state(effect.path))
+        # Under a symlink this change made, the workspace holds nothing at the path.
+        now = handles.state(effect.path)
+        return Effect(effect.path, effect.before, ABSENT if now == BLOCKED else now)
     fd, name = _split(handles, effect.path)
     try:
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)

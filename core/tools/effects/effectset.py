@@ -243,11 +243,12 @@ def _inside_git(path: str) -> tuple[str, str]:
 
 
 def _reflog_lost(repo: str, inner: str, effect: Effect, deleted: set[tuple[str, str]]) -> bool:
-    """A reflog gone or shorter than it was (git only ever appends to one), unless its ref
-    is deleted too (which says as much)."""
+    """A reflog gone, or changed but no longer than it was (git only ever appends to one: the
+    same length with other content is entries rewritten), unless its ref is deleted too
+    (which says as much)."""
     if not inner.startswith("logs/") or (repo, inner.removeprefix("logs/")) in deleted:
         return False
-    return effect.after.kind != "file" or effect.after.size < effect.before.size
+    return effect.after.kind != "file" or effect.after.size <= effect.before.size
 
 
 def _told_object(effect: Effect) -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Protocol
 
 from core.tools.effects.errors import EffectsError, StaleEffects
-from core.tools.effects.files import BLOCK, DIR_FLAGS, DirHandles, PathBlocked, hash_fd
-from core.tools.effects.model import Effect
+from core.tools.effects.files import BLOCK, BLOCKED, DIR_FLAGS, DirHandles, PathBlocked, hash_fd
+from core.tools.effects.model import ABSENT, Effect, FileState
 from core.tools.effects.objects import ObjectStore
 from core.tools.effects.tree import remove_tree
 
@@ -47,10 +47,9 @@ class Plan:
 
 
 def _listing_needed(effect: Effect) -> bool:
-    before, after = effect.before, effect.after
-    if before.kind == "dir" and after.kind != "dir":
-        return True
-    return any(s.kind == "dir" and s.sha256 is not None for s in (before, after))
+    """Whether to read a folder's names: only a folder state that recorded them (one to be
+    deleted, or one an undo makes again) is compared by them (FileState.matches)."""
+    return any(s.kind == "dir" and s.sha256 is not None for s in (effect.before, effect.after))
 
 
 def _parent(path: str) -> str:
@@ -67,13 +66,24 @@ def check(
     todo: set[str] = set()
     stale: list[str] = []
     made_dirs = {e.path for e in effects if e.after.kind == "dir"}
+    unlinked = {e.path for e in effects if e.after.kind == "dir" and e.before.kind == "symlink"}
     for effect in effects:
-        now = handles.state(effect.path, known=effect.before, listing=_listing_needed(effect))
+        now = _now(handles, effect, unlinked)
         if effect.before.matches(now) and _parent_ready(handles, effect.path, made_dirs):
             todo.add(effect.path)
         elif not (resume and effect.after.matches(now)):
             stale.append(effect.path)
     return todo, stale
+
+
+def _now(handles: DirHandles, effect: Effect, unlinked: set[str]) -> FileState:
+    """The path's state: nothing when it is under a symlink this same change replaces with a
+    folder (the link is removed before anything is put there, and never followed)."""
+    now = handles.state(effect.path, known=effect.before, listing=_listing_needed(effect))
+    parts = effect.path.split("/")
+    if now == BLOCKED and any("/".join(parts[:i]) in unlinked for i in range(1, len(parts))):
+        return ABSENT
+    return now
 
 
 def _parent_ready(handles: DirHandles, path: str, made_dirs: set[str]) -> bool:

@@ -93,8 +93,63 @@ def test_the_json_form_round_trips_and_a_tampered_one_is_refused() -> None:
     stored = json.loads(json.dumps(SET.to_dict()))
     assert EffectSet.from_dict(stored) == SET
     stored["effects"][0]["after"] = stored["effects"][5]["after"]
-    with pytest.raises(ValueError, match="does not match its digest"):
+    with pytest.raises(ValueError, match=r"^the stored effect set does not match its digest$"):
         EffectSet.from_dict(stored)
+
+
+def test_git_changes_survive_the_json_form() -> None:
+    changes = GitChanges("w", (RefChange("refs/heads/old", "1" * 40, None),), objects_removed=2)
+    with_git = EffectSet(SET.effects, (changes,))
+    assert EffectSet.from_dict(json.loads(json.dumps(with_git.to_dict()))) == with_git
+
+
+# A dry run as the change journal keeps it (its JSON, ASCII-escaped): a name not in ASCII and
+# one byte that is not UTF-8 (read as a lone surrogate). Approvals pending across an upgrade
+# bind to this digest, so its form must not change.
+KEPT = (
+    '{"digest":"6260bf6f0c789d205fbc8d5f9e5e014f5556b2172a1fc471ed32601ff30320e9","effects":'
+    '[{"path":"caf\\u00e9/\\udce9t\\u00e9.txt","before":{"kind":"file","mode":420,"size":5,'
+    '"sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","target":null,'
+    '"mtime_ns":1,"ctime_ns":0,"ino":7,"uid":-1,"gid":-1},"after":{"kind":"absent","mode":0,'
+    '"size":0,"sha256":null,"target":null,"mtime_ns":0,"ctime_ns":0,"ino":0,"uid":-1,"gid":-1}}],'
+    '"git":[]}'
+)
+
+
+def test_a_dry_run_kept_before_an_upgrade_still_reads_back() -> None:
+    kept = EffectSet.from_dict(json.loads(KEPT))
+    assert kept.paths() == ("caf\u00e9/\udce9t\u00e9.txt",)
+    assert kept.summary == "deletes 1 file: caf\u00e9/\\xe9t\u00e9.txt"
+
+
+def test_the_sandbox_names_each_file_changed_and_its_new_hash() -> None:
+    """What a tool result reports: files created, changed or removed (None), by the path the
+    sandbox sees; folders, symlinks and permission changes are not file changes."""
+    effects = EffectSet(
+        (
+            Effect("d", ABSENT, DIR),
+            Effect("d/new", ABSENT, file(1, "1" * 64)),
+            Effect("gone", file(1, "2" * 64), ABSENT),
+            Effect("link", ABSENT, FileState("symlink", 0o777, target="gone")),
+            Effect("notes", file(1, "3" * 64), file(1, "4" * 64)),
+            Effect("run.sh", file(1, "5" * 64), file(1, "5" * 64, mode=0o755)),
+            Effect("was-dir", DIR, file(1, "6" * 64)),
+            Effect("was-file", file(1, "7" * 64), DIR),
+        )
+    )
+    assert effects.file_changes() == {
+        "/workspace/d/new": "1" * 64,
+        "/workspace/gone": None,
+        "/workspace/notes": "4" * 64,
+        "/workspace/was-dir": "6" * 64,
+        "/workspace/was-file": None,
+    }
+
+
+def test_an_effect_set_is_empty_only_when_nothing_changes() -> None:
+    assert EffectSet().empty
+    assert not SET.empty
+    assert SET.paths() == ("a.txt", "b", "b/one", "b/two", "c.log", "notes.md")
 
 
 def test_the_receipt_form_is_bounded() -> None:
@@ -105,6 +160,30 @@ def test_the_receipt_form_is_bounded() -> None:
     assert receipt["counts"] == {"created": 120}
     assert receipt["digest"] == big.digest
     json.dumps(receipt)
+    assert len(big.for_receipt()["effects"]) == 50  # by default
+    assert big.for_receipt(limit=120)["more"] == 0
+
+
+def test_the_receipt_keeps_what_the_card_showed() -> None:
+    old = GitChanges("", (RefChange("refs/heads/old", "1" * 40, None),))
+    gone = EffectSet((Effect("a.txt", file(5, "a" * 64), ABSENT),), (old,))
+    assert gone.for_receipt() == {
+        "digest": gone.digest,
+        "summary": "deletes 1 file: a.txt; deletes git branch old (was 1111111)",
+        "counts": {"deleted": 1},
+        "categories": {"deletes": 1, "git_refs_deleted": 1},
+        "effects": [
+            {
+                "path": "a.txt",
+                "kind": "deleted",
+                "before": {"kind": "file", "mode": 0o644, "size": 5, "sha256": "a" * 64,
+                           "target": None},
+                "after": {"kind": "absent", "mode": 0, "size": 0, "sha256": None, "target": None},
+            }
+        ],
+        "more": 0,
+        "git": [old.to_dict()],
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
