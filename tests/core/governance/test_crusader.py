@@ -226,3 +226,50 @@ async def test_a_scheduled_t2_job_runs_without_a_card_while_crusader_is_on(
         assert sorted(ran) == ["mover"]
         skipped = [r.action_name for r in await receipts(app, "scheduled_job_skipped")]
         assert skipped.count("mover") == 1
+
+
+async def test_what_the_crusader_cards_say(app: Lancelot) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    what = (
+        "While it is on (at most 60 minutes), T1 and T2 work runs without a card, scheduled "
+        "work too, each with a receipt saying Crusader approved it. T3 and anything the Soul "
+        "says must be asked still wait for you."
+    )
+    shown = await say(app, phone, "/crusader")
+    assert shown.body == (
+        f"Now: off.\n{what}\n"
+        "Switch it with the button, /crusader on or /crusader off, or just say Crusader."
+    )
+    on = await tap(app, phone, shown, "Crusader on")
+    assert on is not None
+    assert (on.title, on.body) == ("Crusader mode on", what)
+    off = await say(app, phone, "/crusader OFF")
+    assert (off.title, off.body) == ("Crusader mode off", "Every action asks as the Soul says.")
+    usage = await say(app, phone, "/crusader maybe")
+    assert (usage.title, usage.body) == ("Usage", "/crusader on, /crusader off, or /crusader")
+    assert "/crusader [on|off]" in (await say(app, phone, "/help")).body
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type="crusader", limit=10))
+    inputs = [json.loads(r.inputs) for r in reversed(page.receipts)]
+    assert inputs == [{"minutes": 60, "via": phone.name}, {"minutes": 0, "via": phone.name}]
+
+
+async def test_a_crusader_button_pressed_after_the_feature_went_off_changes_nothing(
+    app: Lancelot,
+) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    shown = await say(app, phone, "/crusader")
+    app.features.set("CRUSADER", False)
+    pressed = await tap(app, phone, shown, "Crusader on")
+    assert pressed is not None
+    assert (pressed.title, pressed.kind) == ("Crusader mode is off", CardKind.NOTICE)
+    assert pressed.body == (
+        "Crusader mode is switched off on this install (FEATURE_CRUSADER), so nothing is "
+        "auto-approved. /features can switch it back on."
+    )
+    told = await say(app, phone, "/crusader on")
+    assert (told.title, told.body) == ("Crusader mode is off", pressed.body)
+    app.features.set("CRUSADER", True)
+    assert dict((await say(app, phone, "/status")).fields)["Crusader"] == "off"
