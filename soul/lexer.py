@@ -169,7 +169,7 @@ class _Lexer(ExpansionReader):
             return
         self.out.extend(b.words())
         if len(self.out) > MAX_TOKENS:
-            raise self.fail(f"it has more than {MAX_TOKENS} words")
+            raise self.beyond(f"it has more than {MAX_TOKENS} words")
 
 
 def _is_array_assignment(b: Pieces) -> bool:
