@@ -228,6 +228,22 @@ def test_a_redirect_missing_its_target_is_kept_without_one() -> None:
     assert "rm" in [n for n, _ in commands("bash > <<< 'rm f'")]
 
 
+@pytest.mark.parametrize(
+    ("delimiter", "line"),
+    [
+        ("{a,b}", "{a,b}"),  # not brace-expanded
+        ("a${IFS}b", "a${IFS}b"),  # not split
+        ("$x", "$x"),  # not expanded
+        ("'E O'", "E O"),
+        ('"E\\"F"', 'E"F'),
+        ('"a\\b"', "a\\b"),  # in double quotes a backslash stays before a plain letter
+        ("E\\OF", "EOF"),
+    ],
+)
+def test_a_here_document_ends_at_its_delimiter_as_bash_spells_it(delimiter: str, line: str) -> None:
+    assert commands(f"cat <<{delimiter}\nrm x\n{line}\nls") == [("cat", ("<<", line)), ("ls", ())]
+
+
 def test_a_broken_line_fed_to_a_shell_is_skipped() -> None:
     assert [n for n, _ in commands('echo "it\'s" | sh')] == ["echo", "sh"]
 

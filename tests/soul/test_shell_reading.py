@@ -59,6 +59,8 @@ def ran(line: str) -> list[str]:
         ("echo sudo is denied", ["echo"]),
         ("for f in *.log; do cat $f; done", ["cat"]),
         ("coproc job (rm -rf x)", ["coproc", "rm"]),  # a named coprocess runs its subshell
+        ("bash <<{a,b}\nrm -rf x\n{a,b}", ["bash", "rm"]),  # a delimiter is not brace-expanded
+        ("cat <<a${IFS}b\nrm -rf x\na${IFS}b\nls", ["cat", "ls"]),  # nor split
     ],
 )
 def test_the_command_that_really_runs_is_read(line: str, names: list[str]) -> None:
