@@ -161,6 +161,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/readonly.py": ("tests/soul/test_readonly.py", *SHELL_READING),
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
+    "core/security/sanitizer.py": (f"{SECURITY}/test_sanitizer.py",),
 }
 
 
