@@ -162,6 +162,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/wrappers.py": ("tests/soul/test_wrappers.py", *SHELL_READING),
     "soul/shell.py": ("tests/soul/test_shell.py", *SHELL_READING),
     "core/security/sanitizer.py": (f"{SECURITY}/test_sanitizer.py",),
+    # Pages and search results fenced for the model, each through a fake peer on localhost.
+    "core/security/untrusted.py": (
+        "tests/core/tools/test_web_fetch.py",
+        "tests/core/tools/test_web_search.py",
+    ),
+    "core/security/refusals.py": (f"{SECURITY}/test_refusals.py",),
+    "core/security/owner_view.py": ("tests/core/test_owner_time.py",),
 }
 
 
