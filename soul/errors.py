@@ -41,3 +41,8 @@ class StaleAmendment(AmendmentError):
 
 class UnparseableCommand(SoulError):
     """A shell command line cannot be tokenized (e.g. an unclosed quote)."""
+
+
+class BeyondReading(UnparseableCommand):
+    """A command line past the reading's limits (nesting, words, wrappers): the shell may
+    well run it, so it is refused even where text that is no command line is skipped."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from soul.errors import UnparseableCommand
+from soul.errors import BeyondReading, UnparseableCommand
 from soul.words import EXPANDED, QUOTED, RAW, SPLIT, Pieces, decode_ansi_c
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -31,6 +31,10 @@ class ExpansionReader:
 
     def fail(self, why: str) -> UnparseableCommand:
         return UnparseableCommand(f"cannot read the command: {why}")
+
+    def beyond(self, why: str) -> BeyondReading:
+        """A limit of the reading reached: the line may still be one the shell runs."""
+        return BeyondReading(f"cannot read the command: {why}")
 
     def substitutions(self) -> tuple[str, ...]:
         """The command lines nested in a here-document body (expanded like "...")."""
@@ -143,7 +147,7 @@ class ExpansionReader:
     def _balanced(self, opening: str, closing: str, depth: int = 1) -> str:
         """Text up to the matching `closing` (quotes and nested substitutions skipped)."""
         if self.nesting >= MAX_NESTING:
-            raise self.fail("substitutions are nested too deeply")
+            raise self.beyond("substitutions are nested too deeply")
         self.nesting += 1
         try:
             return self._balanced_text(opening, closing, depth)

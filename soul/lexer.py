@@ -83,11 +83,11 @@ class _Lexer(ExpansionReader):
             if self.i >= len(s) or s[self.i] in _OPERATOR_CHARS + "\n":
                 raise self.fail("a here-document needs a delimiter")
             raw_start = self.i
-            self._word()
-            delimiter = self.out[-1]
-            quoted = any(q in self.s[raw_start : self.i] for q in "'\"\\")
-            if isinstance(delimiter, Word):
-                self.heredocs.append((len(self.out) - 1, delimiter.text, quoted, text == "<<-"))
+            self._pieces()  # past the word; bash neither splits nor expands it
+            raw = self.s[raw_start : self.i]
+            delimiter, quoted = _unquoted(raw), any(q in raw for q in "'\"\\")
+            self.out.append(Word(delimiter, quoted=quoted))
+            self.heredocs.append((len(self.out) - 1, delimiter, quoted, text == "<<-"))
 
     def _read_heredocs(self) -> None:
         """The bodies of the here-documents opened on the line just ended."""
@@ -112,6 +112,10 @@ class _Lexer(ExpansionReader):
         self.heredocs = []
 
     def _word(self) -> None:
+        self._finish(self._pieces())
+
+    def _pieces(self) -> Pieces:
+        """The characters of the word at the cursor, with how each was written."""
         b = Pieces()
         s = self.s
         if s.startswith(("<(", ">("), self.i):
@@ -153,7 +157,7 @@ class _Lexer(ExpansionReader):
             else:
                 b.add(c, RAW)
                 self.i += 1
-        self._finish(b)
+        return b
 
     def _finish(self, b: Pieces) -> None:
         """Turn the characters into Words (split at $IFS, braces expanded)."""
@@ -169,9 +173,32 @@ class _Lexer(ExpansionReader):
             return
         self.out.extend(b.words())
         if len(self.out) > MAX_TOKENS:
-            raise self.fail(f"it has more than {MAX_TOKENS} words")
+            raise self.beyond(f"it has more than {MAX_TOKENS} words")
 
 
 def _is_array_assignment(b: Pieces) -> bool:
     text = "".join(c for c, _ in b.chars)
     return text.endswith("=") and bool(ASSIGNMENT.match(text)) and all(k == RAW for _, k in b.chars)
+
+
+def _unquoted(raw: str) -> str:
+    """A here-document's delimiter as bash compares it: quotes removed, nothing expanded
+    (`<<{a,b}` ends at a line `{a,b}`, `<<a${IFS}b` at a line `a${IFS}b`)."""
+    out: list[str] = []
+    i, quote = 0, ""
+    while i < len(raw):
+        c = raw[i]
+        if (
+            c == "\\"
+            and i + 1 < len(raw)
+            and (quote == "" or (quote == '"' and raw[i + 1] in '$`"\\'))
+        ):
+            out.append(raw[i + 1])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote else c
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)

@@ -10,13 +10,12 @@ defence.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
-from soul.errors import UnparseableCommand
+from soul.errors import BeyondReading, UnparseableCommand
 from soul.lexer import lex
 from soul.spelling import Context
-from soul.words import Op, Token, Word
+from soul.words import ASSIGNMENT, Op, Token, Word
 from soul.wrappers import GUESSED, SHELLS, basename, carried, shell_strings, unwrap
 
 __all__ = ["Command", "Redirect", "Statement", "basename", "parse_command"]
@@ -91,7 +90,7 @@ def parse_command(
     """Every statement in `line`, nested ones after the one that runs them; raises
     UnparseableCommand."""
     if _depth > _MAX_DEPTH:
-        raise UnparseableCommand("commands are nested too deeply to read")
+        raise BeyondReading("commands are nested too deeply to read")
     context = _context if _context is not None else Context()
     statements: list[Statement] = []
     for tokens in split_statements(lex(line)):
@@ -99,10 +98,20 @@ def parse_command(
         statements.append(reader.statement())
         for nested in reader.nested:
             statements.extend(parse_command(nested, _depth + 1, context))
-        for guessed in reader.guessed:  # text that may run as commands: read what reads
-            with contextlib.suppress(UnparseableCommand):
-                statements.extend(parse_command(guessed, _depth + 1, context))
+        for guessed in reader.guessed:
+            statements.extend(_read_guess(guessed, _depth + 1, context))
     return tuple(statements)
+
+
+def _read_guess(line: str, depth: int, context: Context) -> tuple[Statement, ...]:
+    """Text that may run as commands: read what reads, skip what is no command line, but
+    refuse a line past the reading's limits (`echo '...' | sh` nested five deep runs)."""
+    try:
+        return parse_command(line, depth, context)
+    except BeyondReading:
+        raise
+    except UnparseableCommand:
+        return ()
 
 
 def split_statements(tokens: list[Token]) -> list[list[Token]]:
@@ -224,7 +233,7 @@ class _Reader:
         if p in seen:
             return
         if len(chain.wrappers) > _MAX_WRAPPERS:
-            raise UnparseableCommand("cannot read the command: too many wrappers")
+            raise BeyondReading("cannot read the command: too many wrappers")
         seen.add(p)
         index, word = seg.words[p]
         name = basename(word.text)
@@ -277,7 +286,7 @@ class _Reader:
             self.context.change_directory(operands)
         elif name in _DECLARERS:
             for word in operands:
-                if word.assignment:
+                if ASSIGNMENT.match(word.text):  # `export "d=/"` sets d too
                     self.context.assign(word)
 
 
@@ -297,9 +306,9 @@ class _Chain:
 
 
 def _piped_text(segments: list[_Segment]) -> list[str]:
-    """`echo 'rm x' | sh`, `cat <<EOF | bash`: the text before a shell that reads its
-    input may be commands (a guess, so text that does not read as commands is skipped)."""
-    lines = [w.text for s in segments for _, w in s.words if any(c in w.text for c in " \t\n;")]
+    """`echo 'rm x' | sh`, `cat <<EOF | bash`: the words after each command word before a
+    shell that reads its input may be commands (a guess: what does not read is skipped)."""
+    lines = [w.text for s in segments for _, w in s.words[1:]]  # `echo reboot | sh` too
     for segment in segments:
         lines += _fed_to_shell(tuple(segment.redirects))
     return lines

@@ -43,11 +43,6 @@ class OwnerView:
         """The name the owner asked to be called, if they gave one."""
         return self._chosen_name() or None
 
-    @property
-    def zone_name(self) -> str:
-        """The owner's timezone now, by its IANA name."""
-        return self.zone.key
-
     def when(self, ts: float, now: float | None = None) -> str:
         """A moment in the owner's time: "14:05", "yesterday 18:04", "Mon 30 Nov 14:05"
         (`now`: the caller's clock, else the wall clock)."""

@@ -14,12 +14,11 @@ _HIDDEN = re.compile(
     "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]+"
 )
 _TAGS = re.compile("[\U000e0000-\U000e007f]+")  # invisible twins of ASCII ("ASCII smuggling")
-_ACCENTED = re.compile("[\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff]")  # Latin with diacritics
 _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-# What NFKC folds to ASCII: fullwidth, circled, mathematical letters, ligatures, super- and
-# subscripts, fullwidth <>[]|#. NFKC is slow on CJK text, so it runs only when one occurs.
+# Some of what NFKD folds to ASCII (fullwidth, circled, mathematical and modifier letters, Roman
+# numerals, ligatures, super- and subscripts, fullwidth <>[]|#), counted for the notes.
 _STYLED = re.compile(
-    "[\u1d2c-\u1d6a\u2070-\u209c\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff03\uff10-\uff19"
+    "[\u02b0-\u02b8\u1d2c-\u1d6a\u1d9b-\u1dbf\u2070-\u209c\u2100-\u2188\u2460-\u24ff\ufb00-\ufb06\uff03\uff10-\uff19"
     "\uff1c\uff1e\uff21-\uff3b\uff3d\uff41-\uff5a\uff5c\U0001d400-\U0001d7ff\U0001f100-\U0001f1ff]"
 )
 _QUOTES = "‘’‛′`"  # all read as an apostrophe
@@ -48,7 +47,8 @@ _DISGUISED_WORD = re.compile(
 _ASCII_LETTER = re.compile("[A-Za-z]")
 _TOKENS = re.compile(r"[a-z]+|[<\[#]")  # the words of a folded text, for the rules' pre-checks
 
-# Pieces of the built-in patterns. In those, a space stands for _GAP.
+# Pieces of the built-in patterns. In those, a space stands for _GAP (\s is one space: the
+# folded text's whitespace is collapsed).
 _GAP = r"[\W_]{1,6}"  # between words: a space, punctuation, markdown emphasis
 _NOT = r"(?<!\bnot\x20)(?<!n't\x20)(?<!dont\x20)(?<!never\x20)"  # "don't ignore rules" is advice
 _ORDERS = (
@@ -74,7 +74,7 @@ _ROLE_MARKERS = (
     r"<\|im_start\|>\s*(?:system|assistant|user)|<\|(?:system|assistant|endoftext|eot_id"
     r"|start_header_id|end_header_id)\|>|<(?:start|end)_of_turn>|\[/?inst\]|<<\s*/?sys\s*>>"
     r"|#{3,}\s*(?:system|instructions?|new\s+instructions?)\s*:|<\s*/?\s*system\s*>"
-    r"|\[\s*system\s*(?:message|prompt)?\s*\]|\b(?:begin|end|end of)\W{1,3}system\W{1,3}prompt\b"
+    r"|\[\s*system\s*(?:message|prompt)?\s*\]|\b(?:begin|end|end\sof)\W{1,3}system\W{1,3}prompt\b"
     r"|\bnew\W{1,3}system\W{1,3}(?:prompt|instructions?|message)\s*:"
 )
 
@@ -170,8 +170,7 @@ _BUILT_IN = (
 # fmt: on
 
 DEFAULT_PATTERNS: Mapping[str, str] = {
-    rule: regex if rule == "role_hijack_marker" else regex.replace(" ", _GAP)
-    for rule, _, regex, _ in _BUILT_IN
+    rule: regex.replace(" ", _GAP) for rule, _, regex, _ in _BUILT_IN
 }
 """Prompt-injection patterns, matched on the folded lowercase text: rule id -> regex."""
 DEFAULT_PHRASES: Mapping[str, str] = {
@@ -288,10 +287,9 @@ def _fold(text: str) -> tuple[str, list[str]]:
     if not text.isascii():
         if styled := len(_STYLED.findall(text)):
             notes.append(f"folded {_plural(styled, 'fullwidth or styled character')}")
-        if _ACCENTED.search(text):  # "ïgnöré": drop the accents
-            text = unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFKD", text)))
-        elif styled:
-            text = unicodedata.normalize("NFKC", text)
+        # Compatibility forms folded and accents dropped, whatever the script: "ïgnöré",
+        # "ignόre" (Greek tonos), "ⅰgnore" (a Roman numeral), "ᶦgnore" (a modifier letter).
+        text = unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFKD", text)))
         if _ANY_CONFUSABLE.search(text):
             text, homoglyphs = _fold_homoglyphs(text)
             if homoglyphs:

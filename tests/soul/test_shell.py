@@ -3,10 +3,13 @@ redirections, wrappers read through, and the limits past which a line is refused
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from soul import UnparseableCommand
-from soul.shell import Command, Statement, parse_command
+from soul.errors import BeyondReading
+from soul.shell import Command, Redirect, Statement, parse_command
 
 
 def commands(line: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -124,15 +127,21 @@ def test_assignments_alone_set_variables_and_run_nothing() -> None:
 
 
 @pytest.mark.parametrize(
-    "declare", ["d=/", "export d=/", "declare d=/", "typeset d=/", "local d=/", "readonly d=/"]
+    "declare",
+    [
+        *("d=/", "export d=/", "declare d=/", "typeset d=/", "local d=/", "readonly d=/"),
+        'export "d=/"',  # the builtin reads its argument after quote removal
+        "d=/; export d",  # exporting keeps the value
+    ],
 )
 def test_a_variable_set_earlier_is_spelled_later(declare: str) -> None:
     statement = parse_command(f"{declare}; rm -rf $d")[-1]
     assert "/" in statement.spellings[statement.tokens.index("$d")]
 
 
-def test_a_declaration_without_a_value_leaves_the_variable_unknown() -> None:
-    statement = parse_command("export d; rm -rf $d")[-1]
+@pytest.mark.parametrize("line", ["export d", "echo d=/", "nice export d=/"])
+def test_a_declaration_without_a_value_leaves_the_variable_unknown(line: str) -> None:
+    statement = parse_command(f"{line}; rm -rf $d")[-1]
     assert "/" not in statement.spellings[statement.tokens.index("$d")]
 
 
@@ -209,6 +218,32 @@ def test_a_shell_reads_what_is_fed_to_it() -> None:
     assert "rm" not in [n for n, _ in commands("echo 'rm f' | ls; sh")]  # another statement
 
 
+def test_a_redirect_missing_its_target_is_kept_without_one() -> None:
+    """A syntax error to bash, read as far as it goes: `command_reason` refuses the
+    target-less redirect, and the pipe's other side is still a command of its own."""
+    assert commands("ls -l > | wc -l") == [("ls", ("-l", ">")), ("wc", ("-l",))]
+    assert command("ls -l > | wc -l", "ls").redirects == (Redirect(">", "", None),)
+    assert command("ls 2>", "ls").redirects == (Redirect(">", "2", None),)
+    assert commands("bash <<<") == [("bash", ("<<<",))]
+    assert "rm" in [n for n, _ in commands("bash > <<< 'rm f'")]
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "line"),
+    [
+        ("{a,b}", "{a,b}"),  # not brace-expanded
+        ("a${IFS}b", "a${IFS}b"),  # not split
+        ("$x", "$x"),  # not expanded
+        ("'E O'", "E O"),
+        ('"E\\"F"', 'E"F'),
+        ('"a\\b"', "a\\b"),  # in double quotes a backslash stays before a plain letter
+        ("E\\OF", "EOF"),
+    ],
+)
+def test_a_here_document_ends_at_its_delimiter_as_bash_spells_it(delimiter: str, line: str) -> None:
+    assert commands(f"cat <<{delimiter}\nrm x\n{line}\nls") == [("cat", ("<<", line)), ("ls", ())]
+
+
 def test_a_broken_line_fed_to_a_shell_is_skipped() -> None:
     assert [n for n, _ in commands('echo "it\'s" | sh')] == ["echo", "sh"]
 
@@ -218,6 +253,32 @@ def test_nesting_is_read_four_levels_deep_and_refused_beyond() -> None:
     assert [n for n, _ in commands(deepest)][-1] == "rm"
     with pytest.raises(UnparseableCommand, match=r"^commands are nested too deeply to read$"):
         parse_command("echo $(echo $(echo $(echo $(echo $(rm x)))))")
+
+
+def piped(depth: int, line: str = "rm -rf /") -> str:
+    """`line` echoed into a shell, `depth` times over."""
+    return line if depth == 0 else f"echo {shlex.quote(piped(depth - 1, line))} | sh"
+
+
+def test_text_piped_to_a_shell_is_read_four_levels_deep_and_refused_beyond() -> None:
+    assert commands(piped(4))[-1] == ("rm", ("-rf", "/"))
+    with pytest.raises(BeyondReading, match=r"^commands are nested too deeply to read$"):
+        parse_command(piped(5))
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("ls " * 4100, "more than 4096 words"),
+        ("echo " + "$(" * 40 + "x" + ")" * 40, "substitutions are nested too deeply"),
+        ("nice " * 17 + "rm x", "too many wrappers"),
+    ],
+    ids=["words", "substitutions", "wrappers"],
+)
+def test_text_piped_to_a_shell_past_a_limit_is_refused_not_skipped(line: str, why: str) -> None:
+    """Text that is no command line is skipped; text too big to read may still run."""
+    with pytest.raises(BeyondReading, match=why):
+        parse_command(piped(1, line))
 
 
 def test_sixteen_wrappers_are_read_and_seventeen_refused() -> None:

@@ -58,6 +58,9 @@ def ran(line: str) -> list[str]:
         ("function f { rm x; }", ["rm"]),
         ("echo sudo is denied", ["echo"]),
         ("for f in *.log; do cat $f; done", ["cat"]),
+        ("coproc job (rm -rf x)", ["coproc", "rm"]),  # a named coprocess runs its subshell
+        ("bash <<{a,b}\nrm -rf x\n{a,b}", ["bash", "rm"]),  # a delimiter is not brace-expanded
+        ("cat <<a${IFS}b\nrm -rf x\na${IFS}b\nls", ["cat", "ls"]),  # nor split
     ],
 )
 def test_the_command_that_really_runs_is_read(line: str, names: list[str]) -> None:
@@ -116,6 +119,8 @@ def test_paths_are_spelled_every_way_the_shell_reads_them(
         ("cat <<EOF\nrm -rf /\nEOF", False),  # only data
         ("echo 'rm -rf /' > notes.txt", False),
         ('echo "it\'s" | sh', False),  # text that is no command line is skipped
+        ("echo reboot | sh", True),  # one word is a command line too
+        ("bash < 'rm -rf /'", False),  # a file the shell reads is named, not fed
     ],
 )
 def test_text_a_shell_reads_is_read_as_commands(v1: Soul, line: str, denied: bool) -> None:
@@ -135,6 +140,7 @@ def test_cd_to_an_unknown_place_loses_track() -> None:
         ("PATH=. ls", "T2"),
         ("PATH=.; ls", "T2"),
         ("for PATH in .; do ls; done", "T2"),
+        ("for PATH; do ls; done", "T2"),  # a loop over the arguments sets PATH as well
         ("bash -c 'ls'", "T2"),
         ("c=rm; $c -rf x", "T3"),
         ("$(echo ls) x", "T3"),  # any command: the worst case

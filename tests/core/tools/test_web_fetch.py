@@ -57,6 +57,7 @@ async def test_a_page_becomes_its_readable_text(tokens: CapabilityTokens, site: 
     for unseen in ("tracking", "Shop", "garden club", "invisible", "color: black", "Subscribe"):
         assert unseen not in result.output  # script, menu, footer, hidden text, style, form
     assert result.output.startswith(f"GET {site.url}/article: HTTP 200, text/html, ")
+    assert "WARNING" not in header_of(result.output)  # an ordinary page is not flagged
     # The receipt keeps where and how much, never the page.
     assert result.recorded is not None
     assert f"{site.url}/article" in result.recorded
