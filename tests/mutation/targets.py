@@ -131,6 +131,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_checkpoints.py::test_a_fingerprint_from_elsewhere_is_checked",
         f"{RECEIPTS}/test_checkpoint_chain.py",
     ),
+    "core/receipts/encodings.py": (
+        f"{RECEIPTS}/test_encodings.py",
+        f"{RECEIPTS}/test_encoded_secrets.py",
+        f"{RECEIPTS}/test_redaction.py",
+    ),
     "core/tools/effects/history.py": HISTORY_TESTS,
     "core/tools/effects/gitobjects.py": (
         "tests/core/tools/effects/test_gitobjects.py",
