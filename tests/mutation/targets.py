@@ -149,6 +149,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_story_undos.py",
         f"{RECEIPTS}/test_ledger_retry.py",  # slow (12 s): last, for those that survive
     ),
+    "core/receipts/reader.py": (
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_story_undos.py",
+    ),
     "core/tools/effects/history.py": HISTORY_TESTS,
     "core/tools/effects/gitobjects.py": (
         "tests/core/tools/effects/test_gitobjects.py",
