@@ -155,6 +155,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_ledger_reads.py",
         f"{RECEIPTS}/test_story_undos.py",
     ),
+    "core/receipts/search.py": (
+        f"{RECEIPTS}/test_search.py",
+        f"{RECEIPTS}/test_ledger_open.py",
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_ledger.py",
+    ),
     "core/tools/effects/history.py": HISTORY_TESTS,
     "core/tools/effects/gitobjects.py": (
         "tests/core/tools/effects/test_gitobjects.py",
