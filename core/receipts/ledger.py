@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+from collections.abc import Awaitable
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -109,43 +110,33 @@ class SqliteLedger:
         await self.close()
 
     async def open(self) -> None:
-        """Open (or create) the database, check it, and start the writer."""
+        """Open (or create) the database, check it, and start the writer; StorageError
+        naming the part that cannot open, with nothing left open."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            await self._chain.open()
-            await self._reader.open()
-        except StorageError:
+            await as_storage_error(
+                self._open_ledger(), f"{self.path}: cannot open the receipt ledger"
+            )
+            await as_storage_error(
+                self._search.open(), f"{self._search.path}: cannot open the search index"
+            )
+            head = await self._reader.head()
+            self._head_seq = head[0]
+            if self._checkpoints is not None:
+                await self._checkpointing(self._checkpoints.start(head, self._supervisor))
+        except BaseException:
+            await self._search.close()
+            await self._reader.close()
             await self._chain.close()
             raise
-        except (sqlite3.Error, OSError) as exc:
-            await self._reader.close()
-            await self._chain.close()
-            raise StorageError(f"{self.path}: cannot open the receipt ledger: {exc}") from None
-        try:
-            await self._search.open()
-        except StorageError:
-            await self._reader.close()
-            await self._chain.close()
-            raise
-        except (sqlite3.Error, OSError) as exc:
-            await self._reader.close()
-            await self._chain.close()
-            raise StorageError(
-                f"{self._search.path}: cannot open the search index: {exc}"
-            ) from None
-        head = await self._reader.head()
-        self._head_seq = head[0]
-        if self._checkpoints is not None:
-            try:
-                await self._checkpoints.start(head, self._supervisor)
-            except OSError as exc:
-                await self._search.close()
-                await self._reader.close()
-                await self._chain.close()
-                raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
         self._commits.start()
         await self._begin_chain(head[0])
         self._catch_up = self._supervisor.spawn(self._index_missing(head[0]), name="ledger-reindex")
+
+    async def _open_ledger(self) -> None:
+        """The write connection (it makes the folder, the file and its schema), then the
+        read one."""
+        await self._chain.open()
+        await self._reader.open()
 
     async def _begin_chain(self, head: int) -> None:
         """A checkpoint chain that begins over receipts already here is recorded in the
@@ -157,10 +148,11 @@ class SqliteLedger:
         if receipt.error_message is not None:
             log.critical("%s (lancelot receipts verify fails from now on)", receipt.error_message)
         await self.append_durable(receipt)
-        try:
-            await self._checkpoints.now()
-        except OSError as exc:
-            raise StorageError(f"{self.path}: cannot write a checkpoint: {exc}") from None
+        await self._checkpointing(self._checkpoints.now())
+
+    async def _checkpointing(self, step: Awaitable[object]) -> None:
+        """Await a step that writes a checkpoint; StorageError naming the ledger if it fails."""
+        await as_storage_error(step, f"{self.path}: cannot write a checkpoint")
 
     async def _index_missing(self, head: int) -> None:
         """Feed the search index what it lacks up to `head` (after a crash, or a deleted index
@@ -329,3 +321,12 @@ class SqliteLedger:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(self._catch_up)
         await self._search.drain()
+
+
+async def as_storage_error(step: Awaitable[object], failure: str) -> None:
+    """Await `step`; its sqlite3 or OS error becomes a StorageError that says `failure`
+    (which names the file) and why."""
+    try:
+        await step
+    except (sqlite3.Error, OSError) as exc:
+        raise StorageError(f"{failure}: {exc}") from None

@@ -150,6 +150,37 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_chain.py",
         f"{RECEIPTS}/test_ledger.py",
     ),
+    "core/receipts/encodings.py": (
+        f"{RECEIPTS}/test_encodings.py",
+        f"{RECEIPTS}/test_encoded_secrets.py",
+        f"{RECEIPTS}/test_redaction.py",
+    ),
+    "core/receipts/ledger.py": (
+        f"{RECEIPTS}/test_ledger.py",
+        f"{RECEIPTS}/test_ledger_open.py",
+        f"{RECEIPTS}/test_ledger_failures.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_writer.py",
+        f"{RECEIPTS}/test_kinds.py",
+        f"{RECEIPTS}/test_verify.py",
+        f"{RECEIPTS}/test_checkpoints.py",
+        f"{RECEIPTS}/test_chain_start.py",
+        f"{RECEIPTS}/test_story_undos.py",
+        f"{RECEIPTS}/test_ledger_retry.py",  # slow (12 s): last, for those that survive
+    ),
+    "core/receipts/reader.py": (
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_story_undos.py",
+    ),
+    "core/receipts/search.py": (
+        f"{RECEIPTS}/test_search.py",
+        f"{RECEIPTS}/test_ledger_open.py",
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_ledger.py",
+    ),
     "core/tools/effects/history.py": HISTORY_TESTS,
     "core/tools/effects/gitobjects.py": (
         "tests/core/tools/effects/test_gitobjects.py",

@@ -60,7 +60,9 @@ async def test_an_emptied_checkpoint_file_then_a_restart_is_named_in_the_ledger(
     with caplog.at_level(logging.CRITICAL):
         await restart(tmp_path, more=3)
     # The restart began a new chain at #1, signed and sound; the ledger says why.
-    assert "the checkpoint chain was lost" in caplog.text
+    (alarm,) = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]
+    assert "the checkpoint chain was lost" in alarm
+    assert alarm.endswith(" (lancelot receipts verify fails from now on)")
     assert [(r.seq, r.name) for r in records(tmp_path / "ledger.db")] == [(31, "lost")]
     assert failure(tmp_path, every=EVERY) == (
         "ledger.db receipt #31: the checkpoint chain was lost (no checkpoint left while the key"
@@ -71,11 +73,13 @@ async def test_an_emptied_checkpoint_file_then_a_restart_is_named_in_the_ledger(
 
 
 async def test_a_crash_before_the_first_checkpoint_begins_the_chain_quietly(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     await signed(tmp_path, at=(4,), every=EVERY)
     (tmp_path / CHECKPOINTS_FILE).write_text("")  # as a kill before the first checkpoint
-    await restart(tmp_path, more=30)
+    with caplog.at_level(logging.CRITICAL):
+        await restart(tmp_path, more=30)
+    assert caplog.records == []
     assert [(r.seq, r.name, r.over) for r in records(tmp_path / "ledger.db")] == [(5, "began", 4)]
     facts = json.loads(outputs_of(tmp_path, 5))
     assert facts == {"over": 4, "key": facts["key"], "key_created": False}

@@ -56,6 +56,25 @@ async def test_an_unregistered_kind_is_stored_logged_once_and_never_refused(
     caplog.clear()  # written on purpose: the suite's guard must not fail this test
 
 
+@pytest.mark.parametrize("durable", [False, True], ids=["queued", "durable"])
+async def test_either_way_of_writing_notes_an_unregistered_kind_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, durable: bool
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db", flush_interval=60) as ledger:
+        receipt = Receipt("calendar_booked", "only")
+        if durable:
+            await ledger.append_durable(receipt)
+        else:
+            ledger.append(receipt)  # noted when queued, before any commit
+        assert ledger.unregistered == {"calendar_booked"}
+    (logged,) = [r.getMessage() for r in caplog.records if r.name == "core.receipts.ledger"]
+    assert logged == (
+        "receipt kind 'calendar_booked' is not registered in core/receipts/registry.py;"
+        " stored anyway"
+    )
+    caplog.clear()  # written on purpose: the suite's guard must not fail this test
+
+
 GUARDED = """
 from pathlib import Path
 

@@ -235,7 +235,9 @@ async def test_each_hash_is_sha256_of_the_previous_hash_and_the_canonical_json(
     assert json.loads(row["inputs"]) == {"a": {"y": True, "z": 1}, "b": [1, 2.5, None, 'ünï\n"q"']}
 
 
-async def test_a_second_writer_on_the_same_file_does_not_fork_the_chain(tmp_path: Path) -> None:
+async def test_a_second_writer_on_the_same_file_does_not_fork_the_chain(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "ledger.db"
     async with SqliteLedger(path) as first, SqliteLedger(path) as second:
         for i in range(3):
@@ -245,6 +247,7 @@ async def test_a_second_writer_on_the_same_file_does_not_fork_the_chain(tmp_path
         report = await first.verify()
     assert report.ok
     assert report.checked == 6
+    assert "appended again" not in caplog.text  # a seq taken is no repeated receipt
 
 
 async def test_a_large_batch_keeps_order_and_chain(tmp_path: Path) -> None:
@@ -325,7 +328,9 @@ async def test_data_json_or_utf8_cannot_hold_is_kept_as_text_and_the_ledger_goes
     assert "udce9" not in caplog.text
 
 
-async def test_a_receipt_appended_twice_is_stored_once(tmp_path: Path) -> None:
+async def test_a_receipt_appended_twice_is_stored_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     async with SqliteLedger(tmp_path / "ledger.db") as ledger:
         twice = Receipt("command", "twice")
         ledger.append(twice)
@@ -339,6 +344,8 @@ async def test_a_receipt_appended_twice_is_stored_once(tmp_path: Path) -> None:
         assert await ledger.count() == 3
         assert (await ledger.verify()).ok
         assert ledger.healthy
+    told = [r.getMessage() for r in caplog.records if r.name == "core.receipts.ledger"]
+    assert told == ["1 receipt(s) appended again; stored once"] * 2  # each repeat, once
 
 
 async def test_a_writer_that_dies_is_reported_and_nobody_waits_forever(

@@ -4,7 +4,9 @@ is a StorageError naming it, with nothing left open; a closed ledger holds no fi
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from core.errors import StorageError
 from core.receipts.checkpoints import CHECKPOINTS_FILE
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
+from core.runtime.tasks import Supervisor
 
 from .test_checkpoint_chain import checkpointer
 
@@ -94,3 +97,58 @@ async def test_a_closed_ledger_holds_no_file_open(tmp_path: Path) -> None:
         await ledger.append_durable(Receipt("command", "first"))
         assert held_under(tmp_path) != []
     assert held_under(tmp_path) == []
+
+
+def lose_search_index(home: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{home / 'ledger-search.db'}{suffix}").unlink(missing_ok=True)
+
+
+def indexed(home: Path) -> int:
+    db = sqlite3.connect(home / "ledger-search.db")
+    try:
+        return int(db.execute("SELECT count(*) FROM receipts_fts").fetchone()[0])
+    finally:
+        db.close()
+
+
+async def test_closing_a_ledger_never_opened_is_harmless(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.db", checkpoints=checkpointer(tmp_path))
+    await ledger.close()
+    assert ledger.recorded == 0
+    assert held_under(tmp_path) == []
+
+
+@pytest.mark.parametrize("count", [1, 7])
+async def test_a_lost_search_index_is_rebuilt_at_open_without_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, count: int
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        for i in range(count):
+            ledger.append(Receipt("command", f"walrus{i}"))
+    lose_search_index(tmp_path)
+    supervisor = Supervisor()
+    async with SqliteLedger(tmp_path / "ledger.db", tasks=supervisor) as ledger:
+        await ledger.flush_search()
+        assert await ledger.count_matching("walrus0", 10) == 1
+        assert await supervisor.health() is None
+    assert indexed(tmp_path) == count
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def test_a_close_does_not_wait_for_the_rebuild_which_goes_on_at_the_next_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        for i in range(50):
+            ledger.append(Receipt("command", f"walrus{i}"))
+    lose_search_index(tmp_path)
+    supervisor = Supervisor()
+    async with SqliteLedger(tmp_path / "ledger.db", tasks=supervisor):
+        pass  # closed at once, while the index is still to be rebuilt
+    assert indexed(tmp_path) < 50
+    assert supervisor.died() == ()
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await ledger.flush_search()
+    assert indexed(tmp_path) == 50
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
