@@ -48,6 +48,15 @@ LEXED = (
     "cd_to_an_unknown_place_loses_track",
     "tiers_follow_the_reading",
 )
+# The gateway's by-effect branches on the real sandbox (Docker: a few, each a branch).
+BY_EFFECT = (
+    "a_write_applies_at_once_and_undo_takes_it_back",
+    "a_disguised_delete_waits_for_a_card_that_names_the_file",
+    "a_failed_command_and_a_move",
+    "a_message_handled_again_after_a_crash_asks_once",
+    "without_a_sandbox_only_provably_read_only_commands_run_at_once",
+    "the_gateway_tells_a_command_that_changed_nothing_or_failed_as_a_t0_run",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -248,6 +257,23 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/soul/test_shell.py",
         "tests/soul/test_redteam_shell.py",
         *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
+    ),
+    # The expiry loop over a store that fails on demand, and as the service drives it.
+    "core/governance/deadlines.py": (
+        "tests/core/governance/test_deadlines.py",
+        "tests/core/governance/test_approval_deadline.py",
+        "tests/core/governance/test_approval_service.py",
+    ),
+    # The gateway from /run, the agent and skills; its by-effect path on the real sandbox.
+    "core/governance/gateway.py": (
+        "tests/core/governance/test_gateway.py",
+        "tests/core/governance/test_run_and_approvals.py",
+        "tests/core/governance/test_one_path.py",
+        "tests/core/governance/test_step_keys.py",
+        "tests/core/governance/test_tool_receipts.py",
+        "tests/core/governance/test_crusader.py",
+        "tests/core/agent/test_tool_failures.py",
+        *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in BY_EFFECT),
     ),
 }
 

@@ -13,7 +13,11 @@ import pytest
 from bot.app import Lancelot, assemble
 from core.config import Settings, load_settings
 from core.events import ButtonPress, Card, CardKind, Inbound
+from core.governance.commands import shell_action
+from core.governance.decision import Decision
+from core.governance.gateway import Limit, OutcomeKind, ToolOutcome
 from core.receipts.base import ReceiptQuery
+from core.tools.workspace import Workspace
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
 from tests.fakes.workspace import put
@@ -310,3 +314,43 @@ async def test_undo_is_offered_only_within_the_window_the_settings_give(
         while phone.pending():  # the notice that the button lapsed
             await phone.next_card()
         assert (await say(app, phone, "/undo")).title == "Nothing to undo"
+
+
+async def test_the_gateway_tells_a_command_that_changed_nothing_or_failed_as_a_t0_run(
+    app: Lancelot,
+) -> None:
+    kit = app.governance
+    assert kit is not None
+    workspace = Workspace(ws(app))
+
+    async def run(command: str, limit: Limit | None = None) -> ToolOutcome:
+        action = shell_action(command, workspace)
+        return await kit.gateway.run(
+            action, via="memory", parent_id="p", quest_id=None, limit=limit
+        )
+
+    def not_for_a_skill(decision: Decision) -> ToolOutcome:
+        return ToolOutcome(OutcomeKind.NOT_PERMITTED, decision.tier, "", reason="above its risk")
+
+    quiet = await run("touch tmp && rm tmp && echo done")  # no effect left behind
+    assert (quiet.kind, quiet.tier, quiet.exit_code) == (OutcomeKind.RAN, "T0", 0)
+    assert quiet.text == "exit 0\ndone"
+    assert (quiet.effects, quiet.change_id) == ("", None)
+    failed = await run("touch half && false")
+    assert (failed.kind, failed.tier, failed.exit_code) == (OutcomeKind.RAN, "T0", 1)
+    assert failed.effects == "creates 1 file: half"
+    assert failed.change_id is None
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type="dry_run", limit=10))
+    shown = {r.id: r.decoded("inputs")["dry_run"] for r in page.receipts}
+    assert [quiet.receipt_ids, failed.receipt_ids] == [(r,) for r in reversed(list(shown))]
+    # Only the dry run is recorded; the failed one's half-done layer is gone from disk.
+    assert not (app.home / "dryruns" / shown[failed.receipt_ids[0]]).exists()
+    assert not (ws(app) / "half").exists()
+    refused = await run("echo hi > new.txt", not_for_a_skill)  # a caller's limit refuses
+    assert refused.kind is OutcomeKind.NOT_PERMITTED
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type="dry_run", limit=1))
+    [dropped] = [r.decoded("inputs")["dry_run"] for r in page.receipts]
+    assert not (app.home / "dryruns" / dropped).exists()  # its dry run is dropped
+    assert not (ws(app) / "new.txt").exists()
