@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.app import Lancelot
-from core.events import CardKind
+from core.commands.registry import CommandContext, CommandRegistry
+from core.events import CardKind, Inbound
+from core.governance.crusader import CrusaderMode
+from core.governance.crusader_commands import CrusaderCommands
 from core.governance.policy import Decision, PolicyEngine, Verdict
 from core.receipts.base import ReceiptQuery
 from core.scheduler import READY, Gates, JobContext
@@ -248,7 +251,10 @@ async def test_what_the_crusader_cards_say(app: Lancelot) -> None:
     assert (off.title, off.body) == ("Crusader mode off", "Every action asks as the Soul says.")
     usage = await say(app, phone, "/crusader maybe")
     assert (usage.title, usage.body) == ("Usage", "/crusader on, /crusader off, or /crusader")
-    assert "/crusader [on|off]" in (await say(app, phone, "/help")).body
+    assert (
+        "/crusader [on|off] - Crusader mode: scheduled T2 work runs without a card, time-boxed"
+        in (await say(app, phone, "/help")).body
+    )
     await app.ledger.flush()
     page = await app.ledger.page(ReceiptQuery(action_type="crusader", limit=10))
     inputs = [json.loads(r.inputs) for r in reversed(page.receipts)]
@@ -273,3 +279,15 @@ async def test_a_crusader_button_pressed_after_the_feature_went_off_changes_noth
     assert (told.title, told.body) == ("Crusader mode is off", pressed.body)
     app.features.set("CRUSADER", True)
     assert dict((await say(app, phone, "/status")).fields)["Crusader"] == "off"
+
+
+async def test_a_soul_whose_crusader_approves_no_tier_says_so(app: Lancelot) -> None:
+    none = SOUL.model_copy(update={"crusader": SOUL.crusader.model_copy(
+        update={"auto_approve_tiers": ()})})  # fmt: skip
+    mode = CrusaderMode(app.state)
+    await mode.setup()
+    switch = CrusaderCommands(
+        CommandRegistry(), mode, app.ledger, app.tokens, lambda: none, allowed=lambda: True
+    )
+    card = await switch.command(CommandContext(Inbound("memory", "1", "1", "/crusader"), "", "r"))
+    assert "(at most 60 minutes), no work runs without a card" in card.body
