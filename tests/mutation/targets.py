@@ -193,6 +193,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
     # Checking and staging on layers laid out by hand (an apply through a dry run needs Docker).
     "core/tools/effects/stage.py": ("tests/core/tools/effects/test_stage.py",),
     "core/tools/effects/commit.py": ("tests/core/tools/effects/test_commit.py",),
+    # A real effects.db on disk, and the upkeep over it (no engine).
+    "core/tools/effects/journal.py": (
+        "tests/core/tools/effects/test_journal.py",
+        "tests/core/tools/effects/test_upkeep.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
