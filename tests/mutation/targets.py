@@ -198,6 +198,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_journal.py",
         "tests/core/tools/effects/test_upkeep.py",
     ),
+    # The owner's words for hand-made effects (the dry runs that make real ones need Docker).
+    "core/tools/effects/summary.py": (
+        "tests/core/tools/effects/test_summary.py",
+        "tests/core/tools/effects/test_effect_set.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
