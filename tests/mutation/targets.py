@@ -275,6 +275,16 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/agent/test_tool_failures.py",
         *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in BY_EFFECT),
     ),
+    # A real effects.db on disk, and the upkeep over it (no engine).
+    "core/tools/effects/journal.py": (
+        "tests/core/tools/effects/test_journal.py",
+        "tests/core/tools/effects/test_upkeep.py",
+    ),
+    # The owner's words for hand-made effects (the dry runs that make real ones need Docker).
+    "core/tools/effects/summary.py": (
+        "tests/core/tools/effects/test_summary.py",
+        "tests/core/tools/effects/test_effect_set.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
