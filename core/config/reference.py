@@ -9,7 +9,6 @@ import inspect
 import itertools
 import sys
 from collections import defaultdict
-from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
@@ -98,7 +97,6 @@ def _default(info: FieldInfo) -> str:
     return f"`{value}`"
 
 
-@cache
 def attribute_docstrings(model: type[BaseModel]) -> dict[str, str]:
     """The string literal written under each annotated attribute of `model`'s class body
     (and its bases' within the project), by key."""
@@ -124,9 +122,9 @@ def _docstrings_in(node: ast.stmt) -> dict[str, str]:
     return found
 
 
-def _description(model: type[BaseModel], key: str) -> str:
+def _description(docstrings: dict[str, str], key: str) -> str:
     """The key's docstring on one line (a table cell)."""
-    return " ".join(attribute_docstrings(model).get(key, "").split())
+    return " ".join(docstrings.get(key, "").split())
 
 
 def _section_rows(
@@ -134,12 +132,13 @@ def _section_rows(
 ) -> list[str]:
     """One table row for each plain key of `model` (sections get tables of their own)."""
     rows = []
+    docstrings = attribute_docstrings(model)
     for key, info in model.model_fields.items():
         if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
             continue
         path = (*prefix, key)
         env = ", ".join(f"`{name}`" for name in names[path])
-        meaning = _description(model, key)
+        meaning = _description(docstrings, key)
         rows.append(f"| `{'.'.join(path)}` | {env} | {_default(info)} | {meaning} |")
     return rows
 

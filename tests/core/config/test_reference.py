@@ -24,11 +24,12 @@ REGENERATE = "python -m core.config.reference > docs/settings.md"
 def keys_without_meaning(model: type[BaseModel], prefix: str = "") -> list[str]:
     """Every key (in every section) whose docstring is missing."""
     missing = []
+    docstrings = attribute_docstrings(model)
     for key, info in model.model_fields.items():
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             missing += keys_without_meaning(annotation, f"{prefix}{key}.")
-        elif not attribute_docstrings(model).get(key, "").strip():
+        elif not docstrings.get(key, "").strip():
             missing.append(prefix + key)
     return missing
 
