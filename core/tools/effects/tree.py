@@ -17,7 +17,13 @@ def remove_tree(path: Path) -> None:
     unreadable are opened up first; what still cannot go (overlayfs's own work directory when
     Lancelot is not root) is logged and left."""
 
-    def unlock(_function: Any, failed: str, _exc: Any) -> None:
+    opened: set[str] = set()
+
+    def unlock(_function: Any, failed: str, exc_info: Any) -> None:
+        if failed in opened:  # opened up once already, and still it cannot go
+            log.info("dry run leftovers not removed: %s: %s", failed, exc_info[1])
+            return
+        opened.add(failed)
         parent = os.path.dirname(failed)
         try:
             for target in (parent, failed):
