@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 from core.tools.effects.tree import remove_tree
@@ -96,4 +97,6 @@ def test_a_folder_holding_one_of_roots_is_tried_once_and_left() -> None:
         said = as_nobody(lambda: remove_anothers(folder))
     assert said.startswith("left: ") or said.startswith("gone: "), said
     assert "RecursionError" not in said
-    assert "/run/work: " in said
+    assert re.search(r"(^|\| )dry run leftovers not removed: \S+/run/work: \[Errno 39\] ", said), (
+        said
+    )
