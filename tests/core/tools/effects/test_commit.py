@@ -4,10 +4,8 @@ upper layer shows, and the effects come back as written (what an undo checks aga
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import stat
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from core.tools.effects.model import ABSENT, Effect, FileState
 from core.tools.effects.sources import ObjectSource
 from core.tools.effects.stage import Plan, prepare
 from tests.core.tools.effects.layers import Layers, sha, state, write
-from tests.core.tools.effects.support import snapshot
+from tests.core.tools.effects.support import NOBODY, as_nobody, shared_folder, snapshot
 
 # Files only root may give away: as root the upper layer's are another user's, as the
 # command user's would be; otherwise they stay the test's own.
@@ -235,9 +233,6 @@ def test_a_folder_swapped_for_a_symlink_is_never_followed(layers: Layers, tmp_pa
     assert os.listdir(outside) == []
 
 
-NOBODY = 65534
-
-
 def commit_as_this_user(base: Path) -> int:
     """Apply a folder, a link and a pipe a root-owned upper layer holds; their owners."""
     layers = Layers(base)
@@ -261,22 +256,9 @@ def test_a_lancelot_not_run_as_root_makes_what_it_applies_its_own(tmp_path: Path
         assert commit_as_this_user(tmp_path) == os.geteuid()
         return
     assert commit_as_this_user(tmp_path) == 0  # root gives them to their owner, root
-    base = Path(tempfile.mkdtemp())  # /tmp: a user other than root can reach it
-    try:
+    with shared_folder() as base:  # /tmp: a user other than root can reach it
         os.chown(base, NOBODY, NOBODY)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
-                code = 0 if commit_as_this_user(base) == NOBODY else 2
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
-    finally:
-        shutil.rmtree(base)
+        assert as_nobody(lambda: str(commit_as_this_user(base))) == str(NOBODY)
 
 
 def test_a_folder_replaced_by_a_symlink_is_undone(layers: Layers) -> None:

@@ -4,7 +4,6 @@ by hand (or the undo store as the source), so every case is exact and no sandbox
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -16,6 +15,7 @@ from core.tools.effects.model import ABSENT, Effect, FileState
 from core.tools.effects.sources import ObjectSource, UpperSource
 from core.tools.effects.stage import Plan, abandon, prepare
 from tests.core.tools.effects.layers import Layers, sha, state, write
+from tests.core.tools.effects.support import NOBODY, as_nobody, shared_folder
 
 
 @pytest.fixture
@@ -100,25 +100,9 @@ def test_a_lancelot_not_run_as_root_stages_files_as_its_own(tmp_path: Path) -> N
         assert stage_as_this_user(tmp_path) == os.geteuid()
         return
     assert stage_as_this_user(tmp_path) == 0  # root gives it to its owner, root
-    base = Path(tempfile.mkdtemp())  # /tmp: a user other than root can reach it
-    try:
+    with shared_folder() as base:  # /tmp: a user other than root can reach it
         os.chown(base, NOBODY, NOBODY)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
-                code = 0 if stage_as_this_user(base) == NOBODY else 2
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
-    finally:
-        shutil.rmtree(base)
-
-
-NOBODY = 65534
+        assert as_nobody(lambda: str(stage_as_this_user(base))) == str(NOBODY)
 
 
 def stage_as_this_user(base: Path) -> int:
