@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,8 @@ from core.receipts.redaction import Redactor
 
 if TYPE_CHECKING:
     from core.delivery.inbox import UpdateInbox
-    from core.delivery.outbox import Outbox
+    from core.delivery.outbox import Outbox, Queued
+    from core.delivery.writer import Write
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,8 @@ class Bus:
         self._outboxes: dict[str, Outbox] = {}
         self._copies: OrderedDict[str, list[MessageRef]] = OrderedDict()
         self._card_of: dict[MessageRef, str] = {}
+        # (channel, arrival) of updates marked done with their answer: `finished` skips them.
+        self._marked: set[tuple[str, int]] = set()
 
     def attach(self, channel: Channel, outbox: Outbox | None = None) -> None:
         """Make a channel reachable by name; with an outbox, its cards are delivered durably
@@ -74,10 +76,15 @@ class Bus:
 
     async def finished(self, event: InboundEvent) -> bool:
         """The event's handling ran to its end (its reply, if any, durably queued): an update
-        kept in the inbox is marked done, so a restart does not hand it on again. Whether
-        the mark is on disk (or none was needed); one that cannot be written is logged, and
-        the update then comes again at the next start."""
+        kept in the inbox is marked done, so a restart does not hand it on again (unless its
+        answer's send marked it already). Whether the mark is on disk (or none was needed);
+        one that cannot be written is logged, and the update then comes again at the next
+        start."""
         if event.arrival is None or self._inbox is None:
+            return True
+        arrival = (event.channel, event.arrival)
+        if arrival in self._marked:
+            self._marked.discard(arrival)
             return True
         try:
             await self._inbox.done(event.channel, event.arrival)
@@ -97,15 +104,16 @@ class Bus:
         card: Card,
         *,
         key: str | None = None,
-        queued: Callable[[], Awaitable[None]] | None = None,
+        answers: InboundEvent | None = None,
     ) -> MessageRef:
         """Deliver a card to one chat; remember the copy. Raises DeliveryFailed.
 
         On a durable channel this waits for the first attempt only: DeliveryDeferred means the
         card is safely queued and will still arrive (and be remembered then). The outbox
         delivers a card id to a chat once; a fresh copy of the same card (a reminder) needs
-        its own `key`. `queued` is awaited once the card is durably queued (only a channel
-        with an outbox queues: elsewhere it is never called).
+        its own `key`. `answers`: the event the card answers; on a durable channel its update
+        is marked done in the transaction that queues the card (its outcome is durable: a
+        restart must not handle it again), and `finished` then has nothing left to write.
         """
         target = self._channels.get(channel)
         if target is None:
@@ -113,7 +121,8 @@ class Bus:
         card = self._masked(card)
         outbox = self._outboxes.get(channel)
         if outbox is not None:
-            return await outbox.send(channel, chat_id, card, key=key, queued=queued)
+            mark, queued = self._finishing(answers)
+            return await outbox.send(channel, chat_id, card, key=key, alongside=mark, queued=queued)
         try:
             ref = await target.deliver(chat_id, card)
         except DeliveryFailed:
@@ -122,6 +131,20 @@ class Bus:
             raise DeliveryFailed(str(exc)) from exc
         self.remember(card.correlation_id, ref)
         return ref
+
+    def _finishing(self, event: InboundEvent | None) -> tuple[Write | None, Queued | None]:
+        """For a card answering `event`: the done mark of its update, to be stored with the
+        card, and what follows the card's commit (the mark on its own if it did not ride)."""
+        if event is None or event.arrival is None or self._inbox is None:
+            return None, None
+        answered = event
+        arrival = (event.channel, event.arrival)
+
+        async def queued(stored: bool) -> None:
+            if stored or await self.finished(answered):
+                self._marked.add(arrival)
+
+        return self._inbox.done_mark(event.channel, event.arrival), queued
 
     def _masked(self, card: Card) -> Card:
         """The card with any secret in its body or fields masked (a chat keeps what it is

@@ -45,9 +45,6 @@ class Orchestrator:
         self._presses = presses
         self._slots = asyncio.Semaphore(MAX_CONCURRENT)
         self._tasks: set[asyncio.Task[None]] = set()
-        # Updates (channel, arrival) marked finished once their answer was queued: their
-        # handling's end needs no second mark (a write to state.db each).
-        self._marked: set[tuple[str, int | None]] = set()
 
     async def run(self) -> None:
         """Handle events until cancelled; each runs in its own task so a slow one blocks none."""
@@ -68,10 +65,8 @@ class Orchestrator:
     async def _guarded(self, event: Inbound | ButtonPress) -> None:
         try:
             await self._handle_safely(event)
-            if (event.channel, event.arrival) not in self._marked:
-                await self._bus.finished(event)  # not when cancelled: then it comes again
+            await self._bus.finished(event)  # not when cancelled: then it comes again
         finally:
-            self._marked.discard((event.channel, event.arrival))
             self._slots.release()
             self._bus.handled()
 
@@ -132,13 +127,8 @@ class Orchestrator:
     async def _answer(self, event: Inbound | ButtonPress, card: Card) -> None:
         # An update handled again after a crash gets the reply already queued, not a second.
         key = None if event.arrival is None else f"answer:{event.channel}:{event.arrival}"
-
-        async def queued() -> None:  # the outcome is durable: a restart must not redo it
-            if await self._bus.finished(event) and event.arrival is not None:
-                self._marked.add((event.channel, event.arrival))
-
         try:
-            await self._bus.send(event.channel, event.chat_id, card, key=key, queued=queued)
+            await self._bus.send(event.channel, event.chat_id, card, key=key, answers=event)
         except DeliveryDeferred as exc:  # queued durably: it goes out when it can
             log.info("reply to %s queued: %s", event.channel, exc)
         except DeliveryFailed as exc:

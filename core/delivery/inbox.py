@@ -13,6 +13,7 @@ being handled meanwhile.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from enum import StrEnum
 
 import aiosqlite
 
-from core.delivery.writer import StateWriter
+from core.delivery.writer import StateWriter, Write
 from core.errors import StorageError
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
@@ -53,6 +54,12 @@ MAX_ATTEMPTS = 3
 KEEP_SECONDS = 2 * 86400
 PRUNE_EVERY = 10_000  # done marks between two prunes
 CHUNK = 500  # ids per statement (SQLite's variable limit is far above)
+# What the update said is not kept once handled (it may hold a pasted key).
+_DONE = (
+    "UPDATE inbox SET state = 'done', payload = '', updated_at = ?"
+    " WHERE channel = ? AND update_id = ?"
+)
+_PRUNE = "DELETE FROM inbox WHERE state != 'open' AND updated_at < ?"
 
 
 class InboxState(StrEnum):
@@ -129,15 +136,25 @@ class UpdateInbox:
     async def done(self, channel: str, update_id: int) -> None:
         """Mark an update handled; returns once the mark is on disk (it shares its commit
         with whatever else is being written). Raises StorageError."""
-        sql = (  # what the update said is not kept once handled (it may hold a pasted key)
-            "UPDATE inbox SET state = 'done', payload = '', updated_at = ?"
-            " WHERE channel = ? AND update_id = ?"
-        )
-        params = (self._wall(), channel, update_id)
+        await self._writer.write(self.done_mark(channel, update_id))
+
+    def done_mark(self, channel: str, update_id: int) -> Write:
+        """The write that marks an update handled, for a transaction that also stores the
+        update's outcome (its answer's outbox row), so both land together. Every
+        PRUNE_EVERY-th mark also forgets the old finished rows."""
+        now = self._wall()
+        mark = (now, channel, update_id)
         self._since_prune += 1
-        if self._since_prune >= PRUNE_EVERY:
-            await self._prune()
-        await self._writer.execute(sql, params)
+        prune = self._since_prune >= PRUNE_EVERY
+        if prune:
+            self._since_prune = 0
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(_DONE, mark)
+            if prune:
+                conn.execute(_PRUNE, (now - KEEP_SECONDS,))
+
+        return write
 
     async def unfinished(self, channel: str) -> Unfinished:
         """Updates of `channel` left open by a stop or a crash, oldest first. Each counts one
@@ -194,7 +211,4 @@ class UpdateInbox:
 
     async def _prune(self) -> None:
         self._since_prune = 0
-        await self._writer.execute(
-            "DELETE FROM inbox WHERE state != 'open' AND updated_at < ?",
-            (self._wall() - KEEP_SECONDS,),
-        )
+        await self._writer.execute(_PRUNE, (self._wall() - KEEP_SECONDS,))

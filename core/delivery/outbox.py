@@ -32,7 +32,7 @@ from core.delivery.outcomes import KEPT_OUTCOMES, Outcome, Outcomes
 from core.delivery.pacing import ChannelPacing
 from core.delivery.policy import DeliveryPolicy, failure_receipt, let_finish
 from core.delivery.store import DeliveryKind, OutboxRow, OutboxState, OutboxStore
-from core.delivery.writer import StateWriter
+from core.delivery.writer import StateWriter, Write
 from core.errors import (
     DeliveryDeferred,
     DeliveryFailed,
@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 
 # Called when a card is fully delivered: (card correlation id, the message standing for it).
 OnDelivered = Callable[[str, MessageRef], None]
-# Awaited once a card is durably queued, before its first delivery attempt.
-Queued = Callable[[], Awaitable[None]]
+# Awaited once a card is durably queued, before its first delivery attempt: whether the
+# write sent along with it (send's `alongside`) was stored in the same transaction.
+Queued = Callable[[bool], Awaitable[None]]
 
 STOP_GRACE = 10.0  # seconds a stop waits for a message already on its way
 
@@ -78,7 +79,7 @@ class Outbox:
         self._channels: dict[str, Channel] = {}
         self._on_delivered: dict[str, OnDelivered] = {}
         self._stopped: set[str] = set()
-        self._commits: dict[str, asyncio.Task[None]] = {}  # by key, while being inserted
+        self._commits: dict[str, asyncio.Task[bool]] = {}  # by key, while being inserted
         self._outcomes = Outcomes()
         self._pacing = ChannelPacing(self._policy, self._clock)
         self._lanes = Lanes(
@@ -145,6 +146,7 @@ class Outbox:
         card: Card,
         *,
         key: str | None = None,
+        alongside: Write | None = None,
         queued: Queued | None = None,
     ) -> MessageRef:
         """Queue a card durably and wait for its first delivery attempt.
@@ -152,8 +154,10 @@ class Outbox:
         Returns the message standing for the card (its last part). Raises DeliveryDeferred
         when the first attempt failed but the card stays queued, DeliveryFailed when it will
         never go. The same key (by default: channel, chat and card id) is delivered once.
-        `queued` is awaited as soon as the card is on disk, before that first attempt (which
-        an outage makes last up to `first_attempt_wait`).
+        `alongside` is stored in the same transaction as the card's row, when this call
+        queues it. `queued` is awaited as soon as the card is on disk, before that first
+        attempt (which an outage makes last up to `first_attempt_wait`), with whether
+        `alongside` was stored with it.
         """
         target = self._served(channel)
         parts = target.parts(card) if parted(target) else 1
@@ -166,7 +170,7 @@ class Outbox:
             card=card,
             parts=max(1, parts),
         )
-        outcome = await self._submit(row, queued)
+        outcome = await self._submit(row, queued, alongside)
         if isinstance(outcome, LancelotError):
             raise outcome
         return outcome
@@ -209,23 +213,28 @@ class Outbox:
             raise DeliveryFailed(f"no channel named {channel!r} is served by the outbox")
         return target
 
-    async def _submit(self, row: OutboxRow, queued: Queued | None = None) -> Outcome:
+    async def _submit(
+        self, row: OutboxRow, queued: Queued | None = None, alongside: Write | None = None
+    ) -> Outcome:
         known = self._outcomes.final(row.key)
         if known is not None:
             if queued is not None:
-                await queued()
+                await queued(False)
             return known
+        commit = None
         if row.key not in self._lanes:
-            self._commits[row.key] = asyncio.create_task(self._commit(row))
+            commit = self._commits[row.key] = asyncio.create_task(self._commit(row, alongside))
             if row.channel in self._stopped:
-                await self._commits.pop(row.key)
+                stored = await self._commits.pop(row.key)
                 if queued is not None:
-                    await queued()
+                    await queued(stored)
                 return DeliveryDeferred("queued; delivery resumes at the next start")
             self._enqueue(row)
-        if queued is not None:
+        if queued is not None and commit is not None:
+            await queued(await asyncio.shield(commit))
+        elif queued is not None:  # queued by an earlier call with the same key
             await self._stored(row.key)
-            await queued()
+            await queued(False)
         return await self._outcomes.first_attempt(row.key, self._policy.first_attempt_wait)
 
     async def _stored(self, key: str) -> None:
@@ -234,9 +243,10 @@ class Outbox:
         if commit is not None:
             await asyncio.shield(commit)
 
-    async def _commit(self, row: OutboxRow) -> None:
-        """Store the row (in the writer's next batch, shared with other messages' writes)."""
-        await self.store.add(row)
+    async def _commit(self, row: OutboxRow, alongside: Write | None = None) -> bool:
+        """Store the row (in the writer's next batch, shared with other messages' writes);
+        whether `alongside` was stored with it."""
+        return await self.store.add(row, alongside)
 
     async def _committed(self, row: OutboxRow) -> None:
         commit = self._commits.pop(row.key, None)

@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from core.delivery.writer import StateWriter
+from core.delivery.writer import StateWriter, Write
 from core.events import Button, Card, CardKind, MessageRef
 from core.storage.versions import Schema, migrate
 
@@ -199,10 +199,12 @@ class OutboxStore:
         """Create or upgrade the table."""
         await migrate(self._db, SCHEMA)
 
-    async def add(self, row: OutboxRow) -> bool:
+    async def add(self, row: OutboxRow, alongside: Write | None = None) -> bool:
         """Store `row` and set its id; a key already on disk (a failed or long-forgotten card
-        sent again) is taken over by this delivery (its old outcome is gone). Returns whether
-        the key is new."""
+        sent again) is taken over by this delivery (its old outcome is gone). `alongside`
+        (the done mark of the update the card answers) runs in the same transaction, in a
+        savepoint of its own: one that fails is undone alone, the row is stored. Returns
+        whether `alongside` was stored with the row."""
         now = self._wall()
         card = card_to_json(row.card)
         insert = (
@@ -221,13 +223,11 @@ class OutboxStore:
 
         def add(conn: sqlite3.Connection) -> tuple[int, bool]:
             created = conn.execute(_INSERT, insert).fetchall()
-            if created:
-                return int(created[0][0]), True
-            found = conn.execute(_RESTART, restart).fetchall()
-            return int(found[0][0]), False
+            found = created or conn.execute(_RESTART, restart).fetchall()
+            return int(found[0][0]), alongside is not None and _also(conn, alongside)
 
-        row.id, created = await self._writer.write(add)
-        return created
+        row.id, stored = await self._writer.write(add)
+        return stored
 
     async def part_delivered(self, row: OutboxRow, message_id: str) -> None:
         """Record one more delivered part (and the row as delivered when it was the last)."""
@@ -322,3 +322,16 @@ class OutboxStore:
         if found is None:
             return None
         return OutboxState(found[0]), [str(i) for i in json.loads(found[1])]
+
+
+def _also(conn: sqlite3.Connection, write: Write) -> bool:
+    """Run `write` in a savepoint inside the current transaction; whether it was stored."""
+    conn.execute("SAVEPOINT alongside")
+    try:
+        write(conn)
+    except sqlite3.Error:
+        conn.execute("ROLLBACK TO alongside")
+        return False
+    finally:
+        conn.execute("RELEASE alongside")
+    return True

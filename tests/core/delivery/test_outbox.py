@@ -287,13 +287,13 @@ async def test_resume_skips_a_card_delivered_while_it_read_the_table(tmp_path: P
 async def test_a_card_delivered_while_its_sender_marks_it_queued_is_answered_at_once(
     rig: Rig,
 ) -> None:
-    bus, outbox, channel = await rig.start()
+    _, outbox, channel = await rig.start()
 
-    async def queued() -> None:  # the sender's own write (its update marked done) is slower
+    async def queued(stored: bool) -> None:  # the sender's own write is slower
         while not channel.shown or await outbox.store.pending(channel.name):  # noqa: ASYNC110 (nothing signals)
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)  # delivered and recorded as such
 
     async with asyncio.timeout(5):  # not the first attempt's wait (DeliveryPolicy: 30 s)
-        ref = await bus.send(channel.name, "owner", card("Answer"), key="k1", queued=queued)
+        ref = await outbox.send(channel.name, "owner", card("Answer"), key="k1", queued=queued)
     assert channel.screen[ref.message_id] == "Answer"

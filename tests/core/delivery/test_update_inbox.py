@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
+from core.delivery.inbox import KEEP_SECONDS, MAX_ATTEMPTS, InboxState, UpdateInbox
+from core.delivery.store import DeliveryKind, OutboxRow, OutboxStore
 from core.delivery.writer import StateWriter
+from core.events import Card, CardKind
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.state import open_state_db
@@ -25,15 +27,21 @@ class Home:
     def __init__(self, tmp_path: Path) -> None:
         self.path = tmp_path
         self.ledger: SqliteLedger | None = None
+        self.now = 1_000_000.0  # the inbox's wall clock
 
     async def start(self, stack: AsyncExitStack) -> UpdateInbox:
         state = await open_state_db(self.path / "state.db")
         stack.push_async_callback(state.close)
         self.ledger = await stack.enter_async_context(SqliteLedger(self.path / "ledger.db"))
         writer = await stack.enter_async_context(StateWriter(self.path / "state.db"))
-        inbox = UpdateInbox(state, writer, self.ledger)
+        inbox = UpdateInbox(state, writer, self.ledger, wall=self.wall)
         await inbox.setup()
+        self.writer, self.outbox = writer, OutboxStore(state, writer)
+        await self.outbox.setup()
         return inbox
+
+    def wall(self) -> float:
+        return self.now
 
     async def abandoned(self) -> list[object]:
         assert self.ledger is not None
@@ -131,3 +139,54 @@ async def test_a_handled_update_keeps_its_id_but_not_what_it_said(
     finally:
         check.close()
     assert b"x" * 40 not in (home.path / "state.db").read_bytes()
+
+
+def answer(key: str) -> OutboxRow:
+    card = Card(kind=CardKind.REPLY, title="Answer", body="done")
+    return OutboxRow(0, key, "telegram", "owner", DeliveryKind.SEND, card)
+
+
+async def test_a_done_mark_sent_along_with_an_answer_lands_in_its_transaction(
+    home: Home, inbox: UpdateInbox
+) -> None:
+    await inbox.accept("telegram", [(30, "{}")])
+    commits = home.writer.commits
+
+    stored = await home.outbox.add(answer("a30"), inbox.done_mark("telegram", 30))
+
+    assert stored
+    assert home.writer.commits == commits + 1
+    assert await inbox.state_of("telegram", 30) == (InboxState.DONE, 1)
+    assert await home.outbox.state_of("a30") is not None
+
+
+async def test_a_mark_that_fails_alongside_an_answer_leaves_the_answer_stored(
+    home: Home, inbox: UpdateInbox
+) -> None:
+    await inbox.accept("telegram", [(31, "{}")])
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE inbox SET state = 'done' WHERE update_id = 31")
+        conn.execute("UPDATE no_such_table SET x = 1")  # fails after a first change
+
+    assert not await home.outbox.add(answer("a31"), broken)
+    assert await home.outbox.state_of("a31") is not None  # the card is kept...
+    assert await inbox.state_of("telegram", 31) == (InboxState.OPEN, 1)  # ...the mark undone
+
+
+async def test_every_so_many_marks_forget_old_finished_updates(
+    home: Home, inbox: UpdateInbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.delivery.inbox.PRUNE_EVERY", 3)
+    await inbox.accept("telegram", [(1, "{}"), (2, "{}")])
+    await inbox.done("telegram", 1)
+    home.now += KEEP_SECONDS + 1  # update 1 can no longer come again; 2 is still open
+    await inbox.accept("telegram", [(3, "{}"), (4, "{}")])
+    await home.outbox.add(answer("a3"), inbox.done_mark("telegram", 3))  # the second mark
+    assert await inbox.state_of("telegram", 1) == (InboxState.DONE, 1)
+
+    await home.outbox.add(answer("a4"), inbox.done_mark("telegram", 4))  # the third
+
+    assert await inbox.state_of("telegram", 1) is None
+    assert await inbox.state_of("telegram", 2) == (InboxState.OPEN, 1)
+    assert await inbox.state_of("telegram", 3) == (InboxState.DONE, 1)

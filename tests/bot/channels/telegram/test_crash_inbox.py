@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from core.delivery.inbox import MAX_ATTEMPTS, InboxState, UpdateInbox
+from core.delivery.writer import Write
 from core.errors import DeliveryDeferred
 from core.events import Card, CardKind
 from tests.fakes.lancelot_process import lancelot_run, run_env, stop
@@ -139,11 +140,11 @@ def _leave_open(home: Path, attempts: int = 1) -> None:
 def _no_done_marks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Handled updates are not marked done (as if each time a kill came first)."""
 
-    async def not_marked(self: UpdateInbox, channel: str, update_id: int) -> None:
-        return None
+    def not_marked(self: UpdateInbox, channel: str, update_id: int) -> Write:
+        return lambda conn: None  # every mark, on its own or with an answer, writes nothing
 
     with monkeypatch.context() as patch:
-        patch.setattr(UpdateInbox, "done", not_marked)
+        patch.setattr(UpdateInbox, "done_mark", not_marked)
         yield
 
 
