@@ -1,8 +1,9 @@
 """An approval the agent waits on is made once per (update, step), whatever restarts happen.
 `lancelot run` (a real process, the real python-telegram-bot, the Docker sandbox's dry runs,
 a fake OpenAI model) is killed with SIGKILL a random few milliseconds after the agent's card
-went out; the inbox redoes the owner's message at the next start, and the agent reaches the
-same step again. It waits on the first approval: no second card, and one run when approved."""
+went out and was marked delivered; the inbox redoes the owner's message at the next start,
+and the agent reaches the same step again. It waits on the first approval: no second card,
+and one run when approved."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import asyncio
 import json
 import os
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,15 @@ def deleter(body: dict[str, Any]) -> Reply:
     asked = next(str(m["content"]) for m in reversed(messages) if m["role"] == "user")
     folder = asked.rsplit(" ", 1)[-1]
     return Reply(tool_calls=(("run_command", {"command": f"rm -rf /workspace/{folder}"}),))
+
+
+def undelivered(home: Path) -> int:
+    """Cards in the outbox not yet marked delivered, read as another process would."""
+    db = sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending'").fetchone()[0])
+    finally:
+        db.close()
 
 
 def cards(tg: FakeTelegram, folder: str) -> list[dict[str, Any]]:
@@ -87,6 +98,9 @@ async def test_kill_9_after_the_agents_card_asks_once_per_step(
                 hand_over(workspace)
                 tg.user_message(f"please delete dir{k}")
                 await tg.wait_for(lambda: bool(cards(tg, f"dir{k}")), timeout=90)  # noqa: B023
+                # Not the one window no platform lets us close (a kill after Telegram took
+                # the card, before its delivered mark): that would send the card again.
+                await tg.wait_for(lambda: undelivered(home) == 0, timeout=30)
                 await asyncio.sleep(rng.uniform(0.0, 0.06))
                 proc.kill()  # SIGKILL, the agent waiting on the owner
                 await proc.wait()
