@@ -27,6 +27,8 @@ KEYWORDS = frozenset(
 )
 _NOT_COMMANDS = frozenset({"for", "case", "select", "in"})
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+# Lines of text fed to a shell read together before one that does not read is refused.
+_MAX_PENDING_LINES = 64
 _MAX_DEPTH = 4
 _MAX_WRAPPERS = 16  # `nice nice ... rm`: refused as unreadable beyond this
 
@@ -105,13 +107,31 @@ def parse_command(
 
 def _read_guess(line: str, depth: int, context: Context) -> tuple[Statement, ...]:
     """Text that may run as commands: read what reads, skip what is no command line, but
-    refuse a line past the reading's limits (`echo '...' | sh` nested five deep runs)."""
+    refuse a line past the reading's limits (`echo '...' | sh` nested five deep runs).
+    Text that does not read whole is read as a shell reads a script: line by line, each
+    command run once it is complete, so `rm -rf /` still runs before a later line fails."""
     try:
         return parse_command(line, depth, context)
     except BeyondReading:
         raise
     except UnparseableCommand:
-        return ()
+        pass
+    statements: list[Statement] = []
+    pending: list[str] = []
+    for text in line.split("\n"):
+        if len(pending) >= _MAX_PENDING_LINES:  # each try reads them all again
+            raise BeyondReading(
+                f"cannot read the command: {_MAX_PENDING_LINES} lines fed to a shell do not read"
+            )
+        pending.append(text)
+        try:
+            statements.extend(parse_command("\n".join(pending), depth, context))
+        except BeyondReading:
+            raise
+        except UnparseableCommand:
+            continue
+        pending.clear()
+    return tuple(statements)
 
 
 def split_statements(tokens: list[Token]) -> list[list[Token]]:

@@ -270,15 +270,45 @@ def test_text_piped_to_a_shell_is_read_four_levels_deep_and_refused_beyond() -> 
     ("line", "why"),
     [
         ("ls " * 4100, "more than 4096 words"),
+        ("ls a b\n" * 1400, "more than 4096 words"),  # lines that each read alone
         ("echo " + "$(" * 40 + "x" + ")" * 40, "substitutions are nested too deeply"),
         ("nice " * 17 + "rm x", "too many wrappers"),
     ],
-    ids=["words", "substitutions", "wrappers"],
+    ids=["words", "lines", "substitutions", "wrappers"],
 )
 def test_text_piped_to_a_shell_past_a_limit_is_refused_not_skipped(line: str, why: str) -> None:
     """Text that is no command line is skipped; text too big to read may still run."""
     with pytest.raises(BeyondReading, match=why):
         parse_command(piped(1, line))
+
+
+def fed_to_sh(*lines: str) -> str:
+    """`lines` as a script a shell reads from a here-document."""
+    return "cat <<'EOF' | sh\n" + "\n".join(lines) + "\nEOF"
+
+
+def test_a_script_that_does_not_read_whole_is_read_as_a_shell_runs_it() -> None:
+    """bash runs each complete command of a script before it reads the next line: a line
+    that never reads (a quote not closed) does not hide the commands before it."""
+    assert commands("echo $'rm -rf /\\n\"' | sh")[-1] == ("rm", ("-rf", "/"))
+    assert commands(fed_to_sh("rm -rf /", '"'))[-1] == ("rm", ("-rf", "/"))
+    # A quote closed on a later line: what follows it is read as well.
+    quoted = fed_to_sh('echo "a', 'b"', "rm -rf /", '"')
+    assert commands(quoted)[-2:] == [("echo", ("a\nb",)), ("rm", ("-rf", "/"))]
+
+
+def test_a_line_past_a_limit_in_a_script_that_does_not_read_whole_is_refused() -> None:
+    with pytest.raises(BeyondReading, match=r"^commands are nested too deeply to read$"):
+        parse_command(fed_to_sh(piped(4), '"'))
+
+
+def test_a_script_that_does_not_read_for_64_lines_is_refused() -> None:
+    """Each try reads the lines held so far again: past 64 a line that may still close the
+    quote and run more is refused, not skipped."""
+    held = ['echo "a', *(f"line {i}" for i in range(62))]  # a last line never reads: '"'
+    assert commands(fed_to_sh(*held, 'b"', "rm -rf /", '"'))[-1] == ("rm", ("-rf", "/"))
+    with pytest.raises(BeyondReading, match=r"64 lines fed to a shell do not read$"):
+        parse_command(fed_to_sh(*held, "line 62", 'b"', "rm -rf /", '"'))
 
 
 def test_sixteen_wrappers_are_read_and_seventeen_refused() -> None:

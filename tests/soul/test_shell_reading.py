@@ -120,6 +120,7 @@ def test_paths_are_spelled_every_way_the_shell_reads_them(
         ("echo 'rm -rf /' > notes.txt", False),
         ('echo "it\'s" | sh', False),  # text that is no command line is skipped
         ("echo reboot | sh", True),  # one word is a command line too
+        ("echo $'rm -rf /\\n\"' | sh", True),  # it runs before the next line fails to read
         ("bash < 'rm -rf /'", False),  # a file the shell reads is named, not fed
     ],
 )
