@@ -329,6 +329,7 @@ def _piped_text(segments: list[_Segment]) -> list[str]:
     """`echo 'rm x' | sh`, `cat <<EOF | bash`: the words after each command word before a
     shell that reads its input may be commands (a guess: what does not read is skipped)."""
     lines = [w.text for s in segments for _, w in s.words[1:]]  # `echo reboot | sh` too
+    lines += [t.replace("\\n", "\n") for t in lines if "\\n" in t]  # as printf, echo -e write it
     for segment in segments:
         lines += _fed_to_shell(tuple(segment.redirects))
     return lines

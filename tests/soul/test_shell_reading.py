@@ -121,6 +121,8 @@ def test_paths_are_spelled_every_way_the_shell_reads_them(
         ('echo "it\'s" | sh', False),  # text that is no command line is skipped
         ("echo reboot | sh", True),  # one word is a command line too
         ("echo $'rm -rf /\\n\"' | sh", True),  # it runs before the next line fails to read
+        ("printf 'rm -rf /\\n\"\\n' | sh", True),  # printf writes the line breaks
+        ("echo -e 'ls\\nrm -rf ~' | sh", True),
         ("bash < 'rm -rf /'", False),  # a file the shell reads is named, not fed
     ],
 )
