@@ -36,22 +36,25 @@ def _listed(items: Sequence[str]) -> str:
     return f"{shown} and {len(items) - SHOWN} more" if len(items) > SHOWN else shown
 
 
-def _counted(verb: str, items: Sequence[str]) -> str:
-    noun = "file" if len(items) == 1 else "files"
-    return f"{verb} {len(items)} {noun}: {_listed(items)}"
+def _counted(verb: str, tops: Sequence[tuple[str, bool]]) -> str:
+    """(name, is a folder) pairs told as "deletes 2 files and 1 folder: a.txt, b/, c.log"."""
+    folders = sum(folder for _, folder in tops)
+    counts = ((len(tops) - folders, "file"), (folders, "folder"))
+    told = " and ".join(f"{n} {noun}{'s' if n != 1 else ''}" for n, noun in counts if n)
+    return f"{verb} {told}: {_listed([name for name, _ in tops])}"
 
 
-def _name(effect: Effect, state: FileState, inside: dict[str, int]) -> str:
+def _name(effect: Effect, state: FileState, inside: dict[str, int]) -> tuple[str, bool]:
     if state.kind != "dir":
-        return effect.path
+        return effect.path, False
     count = inside.get(effect.path, 0)
-    return (
-        f"{effect.path}/ ({count} file{'s' if count != 1 else ''})" if count else f"{effect.path}/"
-    )
+    held = f" ({count} file{'s' if count != 1 else ''})" if count else ""
+    return f"{effect.path}/{held}", True
 
 
-def _tops(effects: Sequence[Effect], kind: str) -> list[str]:
-    """The highest paths of one kind (a deleted directory stands for what it held)."""
+def _tops(effects: Sequence[Effect], kind: str) -> list[tuple[str, bool]]:
+    """The highest paths of one kind (a deleted directory stands for what it held), each
+    with whether it is a folder."""
     chosen = [e for e in effects if e.kind == kind]
     paths = {e.path for e in chosen}
     inside: dict[str, int] = {}

@@ -225,7 +225,7 @@ def test_the_canaries_notice_every_kind_of_change(layout: Layout, tmp_path: Path
             "git objects",
         ]
     )
-    said = "deletes 2 files: x/ (2 files), f; deletes git tag v1 (was 1234567)"
+    said = "deletes 1 file and 1 folder: x/ (2 files), f; deletes git tag v1 (was 1234567)"
     assert unnamed(said, ["x", "x/one.txt", "f", "git tag v1", "f.gz", "a.txt"]) == [
         "a.txt",
         "f.gz",

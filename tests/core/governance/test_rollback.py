@@ -131,5 +131,5 @@ async def test_a_failed_command_from_chat_keeps_none_of_its_changes(app: Lancelo
     failed = await say(app, phone, "/run mkdir half && cp nothing here")
     assert "exit 1" in failed.body
     assert "none of its changes were applied" in failed.body
-    assert "creates 1 file: half/" in failed.body
+    assert "creates 1 folder: half/" in failed.body
     assert not (app.home / "workspace" / "half").exists()

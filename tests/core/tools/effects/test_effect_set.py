@@ -31,7 +31,8 @@ SET = EffectSet(
 
 def test_the_summary_reads_like_the_card_should() -> None:
     assert SET.summary == (
-        "deletes 3 files: a.txt, b/ (2 files), c.log; overwrites notes.md (2.1 KB → 0 B)"
+        "deletes 2 files and 1 folder: a.txt, b/ (2 files), c.log;"
+        " overwrites notes.md (2.1 KB → 0 B)"
     )
 
 

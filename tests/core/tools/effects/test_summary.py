@@ -52,7 +52,7 @@ def test_a_deleted_folder_stands_for_the_files_it_held_and_not_its_folders() -> 
         Effect("kept/gone", DIR, ABSENT),  # kept/ itself stays
         Effect("kept/gone/y", file(), ABSENT),
     ]
-    assert describe(effects, []) == "deletes 3 files: b/ (1 file), empty/, kept/gone/ (1 file)"
+    assert describe(effects, []) == "deletes 3 folders: b/ (1 file), empty/, kept/gone/ (1 file)"
 
 
 def test_links_made_and_moved_and_things_replaced_are_named_with_what_they_become() -> None:
