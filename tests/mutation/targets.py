@@ -285,6 +285,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_summary.py",
         "tests/core/tools/effects/test_effect_set.py",
     ),
+    # A Soul's YAML read into the model, with located findings (the linter reads through it).
+    "soul/document.py": (
+        "tests/soul/test_document.py",
+        "tests/soul/test_linter.py",
+        "tests/soul/test_store.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
