@@ -287,6 +287,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     # The desk over changes kept in memory (the chat's Undo on the real sandbox needs Docker).
     "core/governance/undo.py": ("tests/core/governance/test_undo_desk.py",),
+    # The journal on a real workspace; through the real executor and SafeREPL.
+    "core/governance/rollback.py": (
+        "tests/core/governance/test_rollback_journal.py",
+        "tests/core/governance/test_rollback.py",
+        "tests/core/governance/test_execution.py::"
+        "test_a_change_that_could_not_run_fails_its_check_and_stops_the_risky_step",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line

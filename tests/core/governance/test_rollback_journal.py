@@ -98,12 +98,20 @@ def test_the_paths_a_step_names_are_those_inside_the_workspace_once_each(
     action = ToolAction(
         SHELL,
         "cp -r a . ../../etc/passwd b a",
-        {"path": "c", "src": "d", "dst": "/etc", "source": "e", "target": "f", "x": "g"},
+        {"path": "c", "src": "d", "dst": "e", "source": "f", "target": "/etc", "x": "g"},
     )
     names = [workspace.display(p) for p in touched_paths(action, workspace)]
     assert names == [f"/workspace/{n}" for n in ("a", "b", "c", "d", "e", "f")]
     action = ToolAction("file.write", "echo 'unclosed", {"destination": "h", "path": 7})
     assert [workspace.display(p) for p in touched_paths(action, workspace)] == ["/workspace/h"]
+    action = ToolAction("file.write", None, {"target": "i"})  # a tool call: no command line
+    assert [workspace.display(p) for p in touched_paths(action, workspace)] == ["/workspace/i"]
+    # A link and where it leads are each saved unless off limits (a key, a .env).
+    (workspace.root / "app.key").symlink_to("notes.txt")
+    (workspace.root / "shortcut").symlink_to(".env")
+    action = step("sed -i s/a/b/ app.key shortcut")
+    names = [workspace.display(p) for p in touched_paths(action, workspace)]
+    assert names == ["/workspace/s/a/b", "/workspace/notes.txt", "/workspace/shortcut"]
 
 
 async def test_a_failed_step_is_put_back_exactly_files_links_folders_and_new_names(
@@ -117,11 +125,11 @@ async def test_a_failed_step_is_put_back_exactly_files_links_folders_and_new_nam
     (root / "d" / "deep").mkdir(parents=True)
     (root / "d" / "deep" / "f").write_text("f")
     (root / "d" / "inner").symlink_to("deep/f")
-    (root / "gone").mkdir()
-    (root / "gone" / "kept.txt").write_text("kept")
+    (root / "gone" / "deep").mkdir(parents=True)
+    (root / "gone" / "deep" / "kept.txt").write_text("kept")
     before = tree(root)
     books = await journal(workspace, ledger, tmp_path / "home")
-    names = ("notes.txt", "link", "d", "gone/kept.txt", "new.txt")
+    names = ("notes.txt", "link", "d", "gone/deep/kept.txt", "new.txt")
     first = await books.snapshot(step("a step"), "q")  # names nothing, fails its check first
     books.verify_later(first, OK)
     snap = await books.snapshot(step(" ".join(("touch", *names))), "q")
@@ -188,10 +196,10 @@ async def test_what_is_too_big_to_keep_is_named_and_left_as_it_is(
     workspace: Workspace, ledger: SqliteLedger, tmp_path: Path
 ) -> None:
     root = workspace.root
-    with (root / "edge.bin").open("wb") as edge:  # sparse: sizes without the bytes
-        edge.truncate(MAX_SNAPSHOT_BYTES)
+    with (root / "edge.bin").open("wb") as edge:  # 64 MiB, sparse: a size without the bytes
+        edge.truncate(64 << 20)
     with (root / "big.bin").open("wb") as big:
-        big.truncate(MAX_SNAPSHOT_BYTES + 1)
+        big.truncate((64 << 20) + 1)
     (root / "bigdir").mkdir()
     for half in ("a", "b"):
         with (root / "bigdir" / half).open("wb") as part:
