@@ -294,6 +294,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_execution.py::"
         "test_a_change_that_could_not_run_fails_its_check_and_stops_the_risky_step",
     ),
+    # Over changes and dry runs kept in memory (the flow on the real sandbox needs Docker).
+    "core/governance/effect_followups.py": ("tests/core/governance/test_effect_followups.py",),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
