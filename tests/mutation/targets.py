@@ -296,6 +296,14 @@ TARGETS: dict[str, tuple[str, ...]] = {
     ),
     # Over changes and dry runs kept in memory (the flow on the real sandbox needs Docker).
     "core/governance/effect_followups.py": ("tests/core/governance/test_effect_followups.py",),
+    # The card's copies on a bus and store of its own; reminders and /approvals' fresh
+    # copies through the app's durable outbox.
+    "core/governance/approval_delivery.py": (
+        "tests/core/governance/test_approval_delivery.py",
+        "tests/core/governance/test_run_and_approvals.py::test_approvals_lists_pending_with_buttons",
+        "tests/core/governance/test_soul_and_expiry.py::"
+        "test_undecided_approval_is_reminded_once_and_the_reminder_decides",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line

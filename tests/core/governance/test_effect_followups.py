@@ -22,36 +22,7 @@ from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
 from core.state import open_state_db
 from core.tools.action import ToolAction
-from core.tools.base import ToolResult
-from core.tools.effects import EffectSet
-from core.tools.effects.records import DryRun
-from tests.core.governance.changes import NOW, Clock, Shelf, deleted
-
-
-class Kept:
-    """Dry runs kept in memory, as the effect engine keeps them until applied or dropped;
-    `stale_ids`: those dropped at their apply because the workspace had moved."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, DryRun] = {}
-        self.stale_ids: set[str] = set()
-
-    async def visible(self) -> bool:
-        return True
-
-    async def dry_run(self, action: ToolAction, capability: str | None) -> DryRun:
-        made = DryRun(
-            f"d{len(self.runs) + 1}", str(action.command), NOW, NOW + 600, ToolResult(0, ""),
-            EffectSet(),
-        )  # fmt: skip
-        self.runs[made.id] = made
-        return made
-
-    async def discard(self, dry_run_id: str) -> None:
-        self.runs.pop(dry_run_id, None)
-
-    async def stale(self, dry_run_id: str) -> bool:
-        return dry_run_id in self.stale_ids
+from tests.core.governance.changes import NOW, Clock, Kept, Shelf, deleted
 
 
 def approval(state: ApprovalState, capability: str = APPLY, **params: object) -> Approval:
