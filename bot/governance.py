@@ -150,7 +150,7 @@ async def wire_governance(
     )
     gateway = ToolGateway(policy, approvals, executor, app.ledger, shell.dry_runs)
     registry: CommandRegistry = app.commands
-    GovernanceCommands(registry, gateway, approvals, workspace, undo, shell.dry_runs).register()
+    GovernanceCommands(registry, gateway, approvals, workspace, undo).register()
     switch.register()
     app.status_buttons.append(switch.button)
     undo.register(registry)

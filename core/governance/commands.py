@@ -10,7 +10,7 @@ from core.errors import PolicyDenied
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.governance.approval_delivery import DECIDE
 from core.governance.approval_service import ApprovalService
-from core.governance.by_effect import RERUN, DryRuns
+from core.governance.by_effect import RERUN
 from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
 from core.governance.sensitive import revealing
 from core.governance.undo import UndoDesk
@@ -52,7 +52,6 @@ class GovernanceCommands:
     approvals: ApprovalService
     workspace: Workspace
     undo: UndoDesk | None = None  # Undo buttons for applied changes (with the sandbox)
-    dry_runs: DryRuns | None = None  # kept dry runs, dropped when dry-run again
 
     def register(self) -> None:
         """Add /run, /approvals and the approval buttons."""
@@ -74,10 +73,10 @@ class GovernanceCommands:
 
     async def rerun(self, ctx: PressContext) -> Card | None:
         """Dry run again a command whose approved change met a changed workspace: the new
-        effects get their own card (or apply at once, if the Soul allows them)."""
+        effects get their own card (or apply at once, if the Soul allows them). The old dry
+        run was dropped when its apply found the workspace changed (the button is offered
+        only then)."""
         command = str(ctx.payload.get("command") or "")
-        if self.dry_runs is not None:
-            await self.dry_runs.discard(str(ctx.payload.get("dry_run", "")))
         card = await self._shell(command, ctx.event.channel, ctx.receipt_id, asking(ctx.event))
         return card or Card(CardKind.NOTICE, "Dry-run again", f"$ {command}\nA new card asks.")
 

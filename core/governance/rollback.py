@@ -53,8 +53,9 @@ class Snapshot:
 
 
 def touched_paths(action: ToolAction, workspace: Workspace) -> list[Path]:
-    """The workspace paths an action names: command words and path-like parameters.
-    Names outside the workspace are left out (the tool refuses them anyway)."""
+    """The workspace paths an action names: command words and path-like parameters, a
+    link and what it leads to. Names outside the workspace are left out (the tool refuses
+    them anyway)."""
     names: list[str] = []
     if action.command is not None:
         try:
@@ -68,13 +69,22 @@ def touched_paths(action: ToolAction, workspace: Workspace) -> list[Path]:
             names.append(value)
     found: list[Path] = []
     for name in names:
+        for path in _named(name, workspace):
+            if path != workspace.root and path not in found:
+                found.append(path)
+    return found
+
+
+def _named(name: str, workspace: Workspace) -> list[Path]:
+    """The entry `name` names and, when it is a link, where the link leads: a step may
+    replace the link itself (`rm link`) or write through it (`echo x > link`)."""
+    paths: list[Path] = []
+    for look in (workspace.entry, workspace.resolve):
         try:
-            path = workspace.resolve(name)
+            paths.append(look(name))
         except PolicyDenied:
             continue
-        if path != workspace.root and path not in found:
-            found.append(path)
-    return found
+    return paths
 
 
 def _size(path: Path) -> int:

@@ -5,6 +5,7 @@ refuses and names the files a later change touched. Each undo leaves a receipt."
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Protocol
 
@@ -16,7 +17,6 @@ from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
 from core.security.owner_view import OwnerView
 from core.security.tokens import ActionTokens
-from core.tools.effects.errors import UndoRefused
 from core.tools.effects.records import Change
 
 UNDO = "change.undo"
@@ -73,7 +73,7 @@ class UndoDesk:
         recent = await self._changes.recent_changes(limit=LISTED)
         if not recent:
             return Card(CardKind.REPLY, "Nothing to undo", "No recent change can be undone.")
-        card = Card(CardKind.REPLY, "Recent changes", "")
+        card_id = uuid.uuid4().hex  # the card's, which its buttons are bound to
         lines, buttons = [], []
         now = self._clock()
         for n, change in enumerate(recent, 1):
@@ -84,14 +84,14 @@ class UndoDesk:
             )
             ttl = max(change.undo_until - now, 1.0)
             payload = {"change": change.id}
-            token = await self._tokens.issue(UNDO, payload, card.correlation_id, ttl=ttl)
+            token = await self._tokens.issue(UNDO, payload, card_id, ttl=ttl)
             buttons.append(Button(f"Undo {n}", token))
         return Card(
             CardKind.REPLY,
             "Recent changes",
             "\n".join(lines),
             buttons=tuple(buttons),
-            correlation_id=card.correlation_id,
+            correlation_id=card_id,
         )
 
     async def on_press(self, ctx: PressContext) -> Card:
@@ -99,10 +99,7 @@ class UndoDesk:
         change_id = str(ctx.payload.get("change", ""))
         try:
             change = await self._changes.undo(change_id)
-        except UndoRefused as exc:
-            self._record(change_id, GovernanceReceipt.UNDO_REFUSED, str(exc), ctx.receipt_id)
-            return Card(CardKind.NOTICE, "Not undone", exc.user_message)
-        except LancelotError as exc:
+        except LancelotError as exc:  # UndoRefused (a later change), UndoUnavailable, ...
             self._record(change_id, GovernanceReceipt.UNDO_REFUSED, str(exc), ctx.receipt_id)
             return Card(CardKind.NOTICE, "Not undone", exc.user_message)
         self._record(change_id, GovernanceReceipt.CHANGE_UNDONE, change.summary, ctx.receipt_id)

@@ -57,6 +57,13 @@ BY_EFFECT = (
     "without_a_sandbox_only_provably_read_only_commands_run_at_once",
     "the_gateway_tells_a_command_that_changed_nothing_or_failed_as_a_t0_run",
 )
+# /run's by-effect branches on the real sandbox (Docker).
+RUN_BY_EFFECT = (
+    "a_write_applies_at_once_and_undo_takes_it_back",
+    "a_workspace_changed_under_the_dry_run_is_not_applied",
+    "a_delete_whose_files_are_already_gone_is_not_applied_again",
+    "a_message_handled_again_after_a_crash_asks_once",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -290,6 +297,32 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/soul/test_document.py",
         "tests/soul/test_linter.py",
         "tests/soul/test_store.py",
+    ),
+    # The desk over changes kept in memory (the chat's Undo on the real sandbox needs Docker).
+    "core/governance/undo.py": ("tests/core/governance/test_undo_desk.py",),
+    # The journal on a real workspace; through the real executor and SafeREPL.
+    "core/governance/rollback.py": (
+        "tests/core/governance/test_rollback_journal.py",
+        "tests/core/governance/test_rollback.py",
+        "tests/core/governance/test_execution.py::"
+        "test_a_change_that_could_not_run_fails_its_check_and_stops_the_risky_step",
+    ),
+    # Over changes and dry runs kept in memory (the flow on the real sandbox needs Docker).
+    "core/governance/effect_followups.py": ("tests/core/governance/test_effect_followups.py",),
+    # The card's copies on a bus and store of its own; reminders and /approvals' fresh
+    # copies through the app's durable outbox.
+    "core/governance/approval_delivery.py": (
+        "tests/core/governance/test_approval_delivery.py",
+        "tests/core/governance/test_run_and_approvals.py::test_approvals_lists_pending_with_buttons",
+        "tests/core/governance/test_soul_and_expiry.py::"
+        "test_undecided_approval_is_reminded_once_and_the_reminder_decides",
+    ),
+    # /run's facts on a real workspace; /run and /approvals from the chat; the by-effect
+    # branches (Undo, Dry run again, a crash's replay) on the real sandbox.
+    "core/governance/commands.py": (
+        "tests/core/governance/test_shell_facts.py",
+        "tests/core/governance/test_run_and_approvals.py",
+        *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in RUN_BY_EFFECT),
     ),
 }
 

@@ -38,15 +38,29 @@ async def test_read_only_command_runs_at_once(app: Lancelot) -> None:
     card = await say(app, phone, "/run ls -la /workspace")
     assert "exit 0" in card.body
     assert "notes.txt" in card.body
-    assert card.title == "/run"
+    assert "Changed" not in card.body  # a read changes nothing: no Undo either
+    assert (card.title, card.buttons) == ("/run", ())
 
 
 async def test_denylisted_command_names_rule_and_alternatives(app: Lancelot) -> None:
     phone = await phone_for(app)
     card = await say(app, phone, "/run rm -rf /")
-    assert card.title.startswith("Not allowed (rule")
-    assert "Instead you could" in card.body
+    assert (card.title, card.body) == (
+        "Not allowed (rule deny-rm-root)",
+        "$ rm -rf /\nDeletes the whole filesystem or home directory.\n\nInstead you could:\n"
+        "- Delete the specific paths inside the workspace (this asks for approval).\n"
+        "- Move files to a trash folder in the workspace instead of deleting them.",
+    )
     assert "deny" in await kinds(app, "policy_decision")
+
+
+async def test_run_alone_says_how_and_help_names_the_governed_commands(app: Lancelot) -> None:
+    phone = await phone_for(app)
+    usage = await say(app, phone, "/run   ")
+    assert (usage.title, usage.body) == ("Usage", "/run <command>, for example /run ls -la")
+    listing = (await say(app, phone, "/help")).body.splitlines()
+    assert "/run <command> - run a command in the workspace, under governance" in listing
+    assert "/approvals - what is waiting for your decision" in listing
 
 
 async def test_destructive_command_waits_for_approval_and_deny_keeps_files(
@@ -110,7 +124,8 @@ async def test_approvals_lists_pending_with_buttons(app: Lancelot, durable: bool
     # still send a fresh copy rather than be taken for a duplicate.
     phone = MemoryChannel()
     await app.attach(phone, durable=durable)
-    assert "Nothing is waiting" in (await say(app, phone, "/approvals")).body
+    nothing = await say(app, phone, "/approvals")
+    assert (nothing.title, nothing.body) == ("Approvals", "Nothing is waiting for your decision.")
     put(workspace(app) / "a")
     await say(app, phone, "/run rm -rf /workspace/a")
     resent = await say(app, phone, "/approvals")
@@ -118,6 +133,7 @@ async def test_approvals_lists_pending_with_buttons(app: Lancelot, durable: bool
     await tap(app, phone, resent, "Deny")
     # Every copy of the card was edited to the outcome.
     assert len([e for e in phone.edits if e[1].title.startswith("Denied")]) == 2
+    assert [c.title for _, c in phone.delivered].count("Approvals") == 1  # the empty one
 
 
 async def test_crusader_shows_in_status_and_never_skips_t3(app: Lancelot) -> None:
