@@ -285,6 +285,14 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_summary.py",
         "tests/core/tools/effects/test_effect_set.py",
     ),
+    # What an effect is, on hand-made states, and as a scan and a stage read them on the host.
+    "core/tools/effects/model.py": (
+        "tests/core/tools/effects/test_model.py",
+        "tests/core/tools/effects/test_effect_set.py",
+        "tests/core/tools/effects/test_effect_categories.py",
+        "tests/core/tools/effects/test_scan.py",
+        "tests/core/tools/effects/test_stage.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
