@@ -293,6 +293,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_scan.py",
         "tests/core/tools/effects/test_stage.py",
     ),
+    # Paths read on the host as a scan, a stage and a commit read them.
+    "core/tools/effects/files.py": (
+        "tests/core/tools/effects/test_files.py",
+        "tests/core/tools/effects/test_scan.py",
+        "tests/core/tools/effects/test_stage.py",
+        "tests/core/tools/effects/test_commit.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
@@ -308,6 +315,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_tree.py::test_what_cannot_go_is_logged_and_left",
         "tests/core/tools/effects/test_tree.py::"
         "test_a_folder_holding_one_of_roots_is_tried_once_and_left",
+    ),
+    "core/tools/effects/files.py": (
+        "tests/core/tools/effects/test_files.py::"
+        "test_a_folder_lancelot_may_not_open_is_refused_as_such_not_as_blocked",
     ),
 }
 
