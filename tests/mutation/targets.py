@@ -300,6 +300,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_stage.py",
         "tests/core/tools/effects/test_commit.py",
     ),
+    # Git's changes from hand-made effects, and as a scan reads them off real repositories.
+    "core/tools/effects/git.py": (
+        "tests/core/tools/effects/test_git_changes.py",
+        "tests/core/tools/effects/test_scan.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
