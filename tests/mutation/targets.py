@@ -305,6 +305,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_git_changes.py",
         "tests/core/tools/effects/test_scan.py",
     ),
+    # The file tools' changes read on the host, through the journal (no dry run, no engine).
+    "core/tools/effects/host.py": (
+        "tests/core/tools/effects/test_host_effects.py",
+        "tests/core/tools/effects/test_host_changes.py",
+        "tests/core/tools/test_file_ops.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
