@@ -57,6 +57,15 @@ BY_EFFECT = (
     "without_a_sandbox_only_provably_read_only_commands_run_at_once",
     "the_gateway_tells_a_command_that_changed_nothing_or_failed_as_a_t0_run",
 )
+# What governance asks of the effect engine: dry runs, their discard and staleness, and the
+# apply that commits one (Docker).
+PROVIDED = (
+    "a_write_applies_at_once_and_undo_takes_it_back",
+    "approve_applies_the_dry_run_and_nothing_runs_again",
+    "a_workspace_changed_under_the_dry_run_is_not_applied",
+    "a_restart_between_dry_run_and_approve",
+    "without_a_sandbox_only_provably_read_only_commands_run_at_once",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -310,6 +319,11 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_host_effects.py",
         "tests/core/tools/effects/test_host_changes.py",
         "tests/core/tools/test_file_ops.py",
+    ),
+    # Governance's view of the effect engine: the by-effect path on the real sandbox.
+    "core/tools/effects/provider.py": (
+        "tests/core/tools/effects/test_provider.py",
+        *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in PROVIDED),
     ),
 }
 
