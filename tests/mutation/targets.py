@@ -66,6 +66,12 @@ PROVIDED = (
     "a_restart_between_dry_run_and_approve",
     "without_a_sandbox_only_provably_read_only_commands_run_at_once",
 )
+COMMANDS_RUN = (
+    "output_stderr_and_exit_code_come_from_the_dry_run",
+    "a_command_past_its_time_is_killed_and_what_it_wrote_is_still_shown",
+    "a_command_flooding_its_output_is_killed_and_its_start_still_shown",
+    "processes_left_running_die_with_the_command",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -324,6 +330,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "core/tools/effects/provider.py": (
         "tests/core/tools/effects/test_provider.py",
         *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in PROVIDED),
+    ),
+    # One command in an overlay slot on the real sandbox: output, exit code, time and flood.
+    "core/tools/effects/command.py": (
+        "tests/core/tools/effects/test_edges.py::"
+        "test_opaque_directories_are_read_from_user_xattrs_when_mounted_with_userxattr",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in COMMANDS_RUN),
     ),
 }
 
