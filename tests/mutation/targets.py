@@ -64,6 +64,21 @@ RUN_BY_EFFECT = (
     "a_delete_whose_files_are_already_gone_is_not_applied_again",
     "a_message_handled_again_after_a_crash_asks_once",
 )
+# What governance asks of the effect engine: dry runs, their discard and staleness, and the
+# apply that commits one (Docker).
+PROVIDED = (
+    "a_write_applies_at_once_and_undo_takes_it_back",
+    "approve_applies_the_dry_run_and_nothing_runs_again",
+    "a_workspace_changed_under_the_dry_run_is_not_applied",
+    "a_restart_between_dry_run_and_approve",
+    "without_a_sandbox_only_provably_read_only_commands_run_at_once",
+)
+COMMANDS_RUN = (
+    "output_stderr_and_exit_code_come_from_the_dry_run",
+    "a_command_past_its_time_is_killed_and_what_it_wrote_is_still_shown",
+    "a_command_flooding_its_output_is_killed_and_its_start_still_shown",
+    "processes_left_running_die_with_the_command",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -324,6 +339,43 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_run_and_approvals.py",
         *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in RUN_BY_EFFECT),
     ),
+    # What an effect is, on hand-made states, and as a scan and a stage read them on the host.
+    "core/tools/effects/model.py": (
+        "tests/core/tools/effects/test_model.py",
+        "tests/core/tools/effects/test_effect_set.py",
+        "tests/core/tools/effects/test_effect_categories.py",
+        "tests/core/tools/effects/test_scan.py",
+        "tests/core/tools/effects/test_stage.py",
+    ),
+    # Paths read on the host as a scan, a stage and a commit read them.
+    "core/tools/effects/files.py": (
+        "tests/core/tools/effects/test_files.py",
+        "tests/core/tools/effects/test_scan.py",
+        "tests/core/tools/effects/test_stage.py",
+        "tests/core/tools/effects/test_commit.py",
+    ),
+    # Git's changes from hand-made effects, and as a scan reads them off real repositories.
+    "core/tools/effects/git.py": (
+        "tests/core/tools/effects/test_git_changes.py",
+        "tests/core/tools/effects/test_scan.py",
+    ),
+    # The file tools' changes read on the host, through the journal (no dry run, no engine).
+    "core/tools/effects/host.py": (
+        "tests/core/tools/effects/test_host_effects.py",
+        "tests/core/tools/effects/test_host_changes.py",
+        "tests/core/tools/test_file_ops.py",
+    ),
+    # Governance's view of the effect engine: the by-effect path on the real sandbox.
+    "core/tools/effects/provider.py": (
+        "tests/core/tools/effects/test_provider.py",
+        *(f"tests/core/governance/test_by_effect.py::test_{name}" for name in PROVIDED),
+    ),
+    # One command in an overlay slot on the real sandbox: output, exit code, time and flood.
+    "core/tools/effects/command.py": (
+        "tests/core/tools/effects/test_edges.py::"
+        "test_opaque_directories_are_read_from_user_xattrs_when_mounted_with_userxattr",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in COMMANDS_RUN),
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
@@ -339,6 +391,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_tree.py::test_what_cannot_go_is_logged_and_left",
         "tests/core/tools/effects/test_tree.py::"
         "test_a_folder_holding_one_of_roots_is_tried_once_and_left",
+    ),
+    "core/tools/effects/files.py": (
+        "tests/core/tools/effects/test_files.py::"
+        "test_a_folder_lancelot_may_not_open_is_refused_as_such_not_as_blocked",
     ),
 }
 

@@ -4,6 +4,7 @@ workspace itself is untouched, output and exit code come from the dry run."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import EffectSettings, ShellEffects
 from core.tools.sandbox import DockerEngine, SandboxLimits
+from core.tools.sandbox.output import CEILING
 from core.tools.workspace import Workspace
 from tests.core.tools.effects.support import dry_run, kinds, make, snapshot
 from tests.core.tools.sandbox.support import inspect
@@ -140,6 +142,27 @@ async def test_a_command_past_its_time_is_killed_and_what_it_wrote_is_still_show
         run = await dry_run(engine, capabilities, "echo started > s; sleep 30 & sleep 30")
     assert run.result.exit_code == 124
     assert "killed: still running after 1 s" in run.result.output
+    assert kinds(run) == {"s": "created"}
+
+
+async def test_a_command_flooding_its_output_is_killed_and_its_start_still_shown(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, docker_image: str
+) -> None:
+    limits = SandboxLimits(image=docker_image, timeout_seconds=60.0)
+    async with ShellEffects(
+        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=1)
+    ) as engine:
+        # Bounded (the engine's log keeps a container's output too: an endless flood that
+        # was not stopped would fill its disk), yet past the ceiling; then it would wait.
+        command = f"echo first; echo x > s; head -c {CEILING + (1 << 20)} /dev/zero; sleep 60"
+        run = await dry_run(engine, capabilities, command)
+    assert run.result.exit_code == 124
+    assert run.result.truncated
+    assert run.result.output.startswith("first\n\0\0")
+    tail = run.result.output.rsplit("\n", 1)[-1]
+    assert re.fullmatch(r"\[killed: output passed [\d,]+ bytes\]", tail), tail
+    passed = int(tail.split()[3].replace(",", ""))
+    assert passed > CEILING
     assert kinds(run) == {"s": "created"}
 
 

@@ -4,6 +4,7 @@ the same file makes the undo refuse rather than lose it."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import EffectSettings, ShellEffects, UndoRefused
 from core.tools.effects.host import MAX_TREE
+from core.tools.effects.objects import ObjectStore
 from core.tools.file_ops import FileOps
 from core.tools.sandbox import DockerEngine, SandboxLimits
 from core.tools.workspace import Workspace
@@ -169,3 +171,20 @@ async def test_a_write_never_replaces_a_folder(
         await do(ops, capabilities, "file.write", path="tree/empty", content="x")
     assert snapshot(workspace.root) == before
     assert await journal.recent_changes() == []
+
+
+async def test_a_move_keeps_the_old_content_without_a_copy_and_shares_no_inode_with_it(
+    ops: FileOps, capabilities: CapabilityTokens, workspace: Workspace, home: Path
+) -> None:
+    """The undo store keeps the old name's very inode (no copy); the new name is its own
+    file, so a later write in place cannot change that backup."""
+    source = workspace.root / "notes/todo.md"
+    inode = source.stat().st_ino
+    result = await do(ops, capabilities, "file.move", source="notes/todo.md", target="moved.md")
+    assert result.exit_code == 0, result.output
+    kept = ObjectStore(home / "undo" / "objects").path(hashlib.sha256(b"- buy milk\n").hexdigest())
+    assert kept.stat().st_ino == inode
+    moved = workspace.root / "moved.md"
+    assert moved.read_text() == "- buy milk\n"
+    assert moved.stat().st_ino != inode
+    assert moved.stat().st_nlink == 1
