@@ -285,6 +285,25 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_summary.py",
         "tests/core/tools/effects/test_effect_set.py",
     ),
+    # The registry's checks, and the page and the digest reading roles and sections.
+    "core/receipts/kinds.py": (
+        f"{RECEIPTS}/test_kind_recipe.py",
+        f"{RECEIPTS}/test_kinds.py",
+        "tests/core/digest/test_digest.py::test_digest_after_a_scripted_day",
+        "tests/bot/web/test_story_page.py::test_a_request_with_its_approval_and_tool_run_on_a_phone",
+    ),
+    "core/receipts/fts.py": (f"{RECEIPTS}/test_fts.py", f"{RECEIPTS}/test_reader.py"),
+    "core/receipts/query.py": (
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_story_undos.py",
+        f"{RECEIPTS}/test_ledger.py",
+    ),
+    "core/receipts/walk.py": (
+        f"{RECEIPTS}/test_walk.py",
+        f"{RECEIPTS}/test_verify.py",
+        f"{RECEIPTS}/test_incremental_verify.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
