@@ -320,6 +320,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_tree.py::"
         "test_a_folder_holding_one_of_roots_is_tried_once_and_left",
     ),
+    "core/receipts/fts.py": (
+        "tests/core/receipts/test_fts.py::"
+        "test_a_lone_surrogate_is_no_word_even_when_asked_about_first",
+    ),
 }
 
 
