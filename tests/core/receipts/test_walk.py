@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core.receipts.base import Checkpoint
 from core.receipts.ledger import SqliteLedger
-from core.receipts.model import Receipt
+from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.walk import walk_span
 
 TIME = "2026-01-01T00:00:00+00:00"
@@ -97,3 +97,27 @@ async def test_checkpoints_are_matched_until_one_the_ledger_no_longer_holds(
     span = walk_span(tmp_path / "ledger.db", 1, 8, {**marks, 7: [broken]})
     assert (span.bad_seq, span.broken, span.reason) == (7, broken, None)
     assert (span.matched, span.head) == (3, (6, hashes[5]))
+
+
+async def test_a_receipt_with_every_field_filled_is_rehashed_from_its_own_columns(
+    tmp_path: Path,
+) -> None:
+    async with SqliteLedger(tmp_path / "ledger.db") as ledger:
+        await ledger.append_durable(
+            Receipt(
+                "command",
+                "status",
+                inputs={"asked": 1},
+                outputs={"said": 2},
+                status=ReceiptStatus.FAILURE,
+                duration_ms=12.5,
+                token_count=7,
+                cognition_tier="T1",
+                parent_id="parent-1",
+                quest_id="quest-1",
+                error_message="it broke",
+                metadata={"tier": "T1"},
+            )
+        )
+    span = walk_span(tmp_path / "ledger.db", 1, 1, {})
+    assert (span.checked, span.failed, span.reason) == (1, False, None)
