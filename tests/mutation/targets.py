@@ -299,6 +299,10 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_story_undos.py",
         f"{RECEIPTS}/test_ledger.py",
     ),
+    # Every kind renders into docs/receipts.md: a changed name, role, about, line, verdict
+    # or section changes the page the test compares. Registry mutants run at import time.
+    "core/receipts/registry.py": (f"{RECEIPTS}/test_reference.py", f"{RECEIPTS}/test_kinds.py"),
+    "core/receipts/reference.py": (f"{RECEIPTS}/test_reference.py",),
     "core/receipts/walk.py": (
         f"{RECEIPTS}/test_walk.py",
         f"{RECEIPTS}/test_verify.py",

@@ -3,9 +3,12 @@ file; each kind stands in its role's table with what it records, its line and it
 
 from __future__ import annotations
 
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from core.receipts.kinds import KindRegistry, ReceiptKind, Role, Section
 from core.receipts.reference import render_reference
@@ -33,6 +36,16 @@ def test_the_command_prints_the_reference() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == REFERENCE.read_text(encoding="utf-8")
+
+
+def test_run_as_a_program_it_prints_the_reference_and_imported_it_prints_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In this process (the command above runs in a fresh one, out of a mutant's reach)."""
+    for run_name, printed in (("__main__", render_reference()), ("core.receipts.reference", "")):
+        monkeypatch.delitem(sys.modules, "core.receipts.reference", raising=False)
+        runpy.run_module("core.receipts.reference", run_name=run_name)
+        assert capsys.readouterr().out == printed, run_name
 
 
 def test_every_kind_is_listed_once_with_what_it_records() -> None:
