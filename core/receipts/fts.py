@@ -31,7 +31,7 @@ def is_token_char(char: str) -> bool:
     """Whether the index's tokenizer keeps `char` inside a word (ASCII: letters and digits)."""
     if char.isascii():
         return char.isalnum()
-    if char == "\x00" or "\ud800" <= char <= "\udfff":
+    if "\ud800" <= char <= "\udfff":  # a lone surrogate: UTF-8 cannot carry it to SQLite
         return False
     with _probe_lock:
         try:

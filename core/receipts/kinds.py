@@ -79,12 +79,6 @@ class KindRegistry:
         self._kinds: Mapping[str, ReceiptKind] = found
         self.names = frozenset(found)
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._kinds
-
-    def __len__(self) -> int:
-        return len(self._kinds)
-
     def get(self, name: str) -> ReceiptKind:
         """The kind of `name`; one this version does not know (a ledger outlives the code
         that wrote it) is an ordinary step."""

@@ -376,6 +376,29 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "test_opaque_directories_are_read_from_user_xattrs_when_mounted_with_userxattr",
         *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in COMMANDS_RUN),
     ),
+    # The registry's checks, and the page and the digest reading roles and sections.
+    "core/receipts/kinds.py": (
+        f"{RECEIPTS}/test_kind_recipe.py",
+        f"{RECEIPTS}/test_kinds.py",
+        "tests/core/digest/test_digest.py::test_digest_after_a_scripted_day",
+        "tests/bot/web/test_story_page.py::test_a_request_with_its_approval_and_tool_run_on_a_phone",
+    ),
+    "core/receipts/fts.py": (f"{RECEIPTS}/test_fts.py", f"{RECEIPTS}/test_reader.py"),
+    "core/receipts/query.py": (
+        f"{RECEIPTS}/test_reader.py",
+        f"{RECEIPTS}/test_ledger_reads.py",
+        f"{RECEIPTS}/test_story_undos.py",
+        f"{RECEIPTS}/test_ledger.py",
+    ),
+    # Every kind renders into docs/receipts.md: a changed name, role, about, line, verdict
+    # or section changes the page the test compares. Registry mutants run at import time.
+    "core/receipts/registry.py": (f"{RECEIPTS}/test_reference.py", f"{RECEIPTS}/test_kinds.py"),
+    "core/receipts/reference.py": (f"{RECEIPTS}/test_reference.py",),
+    "core/receipts/walk.py": (
+        f"{RECEIPTS}/test_walk.py",
+        f"{RECEIPTS}/test_verify.py",
+        f"{RECEIPTS}/test_incremental_verify.py",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
@@ -395,6 +418,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
     "core/tools/effects/files.py": (
         "tests/core/tools/effects/test_files.py::"
         "test_a_folder_lancelot_may_not_open_is_refused_as_such_not_as_blocked",
+    ),
+    "core/receipts/fts.py": (
+        "tests/core/receipts/test_fts.py::"
+        "test_a_lone_surrogate_is_no_word_even_when_asked_about_first",
     ),
 }
 

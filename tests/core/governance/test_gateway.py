@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from core.tools.workspace import Workspace
 from soul import Action
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
+from tests.fakes.web_site import FakeSite
 
 FETCH = ToolAction("web.fetch", None, {"url": "https://example.org/"})
 
@@ -331,3 +333,52 @@ async def test_a_waited_call_whose_approval_lapsed_hears_that_nothing_ran(
     lapsed = await asyncio.wait_for(asking, 5.0)  # the new request woke the expiry loop
     assert (lapsed.kind, lapsed.reason) == (OutcomeKind.EXPIRED, "approval expired; nothing ran")
     assert (workspace.root / "kept.txt").exists()
+
+
+@pytest.mark.app(
+    env={
+        "LANCELOT_LOOKUPS_FETCH_ALLOWLIST": "*",
+        "LANCELOT_LOOKUPS_FETCH_PRIVATE_HOSTS": "127.0.0.1",
+    }
+)
+async def test_a_fetched_page_reaches_the_model_and_its_receipts_keep_only_its_address(
+    app: Lancelot,
+) -> None:
+    kit = app.governance
+    assert kit is not None
+    async with FakeSite() as site:
+        url = f"{site.url}/article"
+        fetch = ToolAction("web.fetch", None, {"url": url})
+        outcome = await kit.gateway.run(fetch, via="memory", parent_id="p", quest_id=None)
+    assert outcome.succeeded
+    assert "after the last" in outcome.output  # the model reads the page itself
+    kept = outcome.for_receipt()
+    assert kept["output"] == outcome.recorded
+    assert outcome.recorded.startswith(f"GET {url}: HTTP 200, text/html")
+    assert "frost" not in json.dumps(kept)
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type="tool_run"))
+    (run,) = page.receipts
+    assert run.decoded("outputs")["output"] == outcome.recorded
+
+
+@dataclass
+class Wordless:
+    """A tool refused without a word: a bare PermissionError, whose text is empty (the
+    project's own errors always carry one)."""
+
+    name: str = "wordless"
+
+    async def run(self, action: ToolAction, capability: str | None) -> ToolResult:
+        raise PermissionError
+
+
+async def test_a_tool_refused_without_a_word_is_still_told_as_not_run(app: Lancelot) -> None:
+    kit = app.governance
+    assert kit is not None
+    executor = Executor(kit.policy, Wordless(), app.ledger)
+    gateway = ToolGateway(kit.policy, kit.approvals, executor, app.ledger)
+    read = file_action(Workspace(app.home / "workspace"), "file.read", {"path": "a.txt"})
+    outcome = await gateway.run(read, via="memory", parent_id="p", quest_id=None)
+    assert (outcome.kind, outcome.reason) == (OutcomeKind.FAILED, "the tool did not run")
+    assert json.loads(outcome.for_model())["reason"] == "the tool did not run"

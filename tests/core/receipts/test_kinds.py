@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.receipts.kinds import KindError, KindRegistry, ReceiptKind, Role
+from core.receipts.kinds import KindError, KindRegistry, ReceiptKind, Role, Section
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.receipts.registry import KINDS, GovernanceReceipt
@@ -39,6 +39,25 @@ def test_the_governance_names_and_the_roles_the_page_reads_are_registered() -> N
         "expired",
     }
     assert KINDS.get("written_by_a_newer_version").role is Role.STEP  # an old ledger reads
+
+
+def test_a_kind_reads_on_the_page_by_its_own_line_or_else_by_its_name_in_words() -> None:
+    booked = ReceiptKind("calendar_booked", Role.EFFECT, "a calendar event booked")
+    assert booked.shown_as == "calendar booked: {subject}"
+    lined = ReceiptKind("calendar_booked", Role.EFFECT, "booked", "booked: {subject}")
+    assert lined.shown_as == "booked: {subject}"
+    assert KINDS.get("tool_run").shown_as == "ran: {subject}"
+    assert (
+        KINDS.get("written_by_a_newer_version").shown_as == "written by a newer version: {subject}"
+    )
+
+
+def test_the_digest_sections_count_their_own_kinds_in_declaration_order() -> None:
+    assert KINDS.in_section(Section.HEALTH) == ("health_degraded", "health_recovered")
+    assert KINDS.in_section(Section.USAGE) == ("router_decision",)
+    jobs = ("scheduled_job_run", "scheduled_job_failed", "scheduled_job_skipped")
+    assert KINDS.in_section(Section.JOBS) == jobs
+    assert KINDS.having(Role.REQUEST) == ("inbound", *jobs)
 
 
 async def test_an_unregistered_kind_is_stored_logged_once_and_never_refused(
