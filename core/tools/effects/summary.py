@@ -167,7 +167,8 @@ def _git_clauses(changes: GitChanges) -> list[str]:
 
 def describe(effects: Sequence[Effect], git: Sequence[GitChanges]) -> str:
     """One line for a card: "deletes 2 files and 1 folder: a.txt, b/ (2 files), c.log;
-    overwrites notes.md (2.1 KB → 0 B)". Changes inside .git are told through `git`, not file by file."""
+    overwrites notes.md (2.1 KB → 0 B)". Changes inside .git are told through `git`, not
+    file by file."""
     clauses = _file_clauses([e for e in effects if not e.in_git])
     for changes in git:
         clauses += _git_clauses(changes)
