@@ -92,3 +92,22 @@ def test_a_finding_that_names_only_a_key_path_is_placed_at_its_value(v1_text: st
     assert (item.line, item.column) == (second + 1, 5)
     placed = Finding("x", Severity.WARNING, "m", path="name", line=3, column=7)
     assert reading.place(placed) is placed  # a place already known is kept
+
+
+def test_a_key_path_past_what_the_text_holds_is_placed_at_the_deepest_node_it_has(
+    v1_text: str,
+) -> None:
+    reading = read_soul(v1_text)
+    lines = v1_text.splitlines()
+    start = lines.index("requires_approval:") + 1
+    items = next(i for i in range(start, len(lines)) if not lines[i].startswith("  - ")) - start
+
+    def place(path: str) -> tuple[int | None, int | None]:
+        found = reading.place(Finding("x", Severity.WARNING, "m", path=path))
+        return found.line, found.column
+
+    name = (lines.index("name: Lancelot") + 1, 7)
+    assert place("name.first") == name  # a scalar has no keys
+    the_list = (lines.index("requires_approval:") + 2, 3)
+    assert place(f"requires_approval[{items}]") == the_list  # one past its last item
+    assert place("requires_approval.first") == the_list  # a list has no keys
