@@ -10,6 +10,7 @@ defence.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from soul.errors import BeyondReading, UnparseableCommand
@@ -30,6 +31,7 @@ _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # Lines of text fed to a shell read together before one that does not read is refused.
 _MAX_PENDING_LINES = 64
 _MAX_DEPTH = 4
+_BROKEN = re.compile("[\ud800-\udfff]")  # a lone surrogate
 _MAX_WRAPPERS = 16  # `nice nice ... rm`: refused as unreadable beyond this
 
 
@@ -93,6 +95,10 @@ def parse_command(
     UnparseableCommand."""
     if _depth > _MAX_DEPTH:
         raise BeyondReading("commands are nested too deeply to read")
+    if _depth == 0 and _BROKEN.search(line):  # JSON can carry one; no byte string can
+        raise UnparseableCommand(
+            "cannot read the command: it holds a broken character (a lone surrogate)"
+        )
     context = _context if _context is not None else Context()
     statements: list[Statement] = []
     for tokens in split_statements(lex(line)):

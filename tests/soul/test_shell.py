@@ -315,3 +315,11 @@ def test_sixteen_wrappers_are_read_and_seventeen_refused() -> None:
     assert [c.name for c in only("nice " * 16 + "rm x").commands] == ["rm"]
     with pytest.raises(UnparseableCommand, match=r"^cannot read the command: too many wrappers$"):
         parse_command("nice " * 17 + "rm x")
+
+
+def test_a_broken_character_is_refused_and_any_real_one_read() -> None:
+    """A lone surrogate (a model's JSON can carry one) is in no byte string bash could get."""
+    for broken in ("rm caf\udce9", "echo ok; rm \ud800x", "echo '\udfff'"):
+        with pytest.raises(UnparseableCommand, match=r"a broken character \(a lone surrogate\)$"):
+            parse_command(broken)
+    assert commands("rm café \U0001f600") == [("rm", ("café", "\U0001f600"))]

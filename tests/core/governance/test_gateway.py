@@ -382,3 +382,27 @@ async def test_a_tool_refused_without_a_word_is_still_told_as_not_run(app: Lance
     outcome = await gateway.run(read, via="memory", parent_id="p", quest_id=None)
     assert (outcome.kind, outcome.reason) == (OutcomeKind.FAILED, "the tool did not run")
     assert json.loads(outcome.for_model())["reason"] == "the tool did not run"
+
+
+async def test_a_command_holding_a_broken_character_is_refused_with_a_receipt(
+    app: Lancelot,
+) -> None:
+    """A model's JSON can carry a lone surrogate, which no byte string (and no file name)
+    holds: the command is refused before anything runs, and the refusal is kept."""
+    kit = app.governance
+    assert kit is not None
+    workspace = Workspace(app.home / "workspace")
+    (workspace.root / "café").write_text("x")
+    rm = shell_action("rm caf\udce9", workspace)
+
+    refused = await kit.gateway.run(rm, via="memory", parent_id="p", quest_id=None)
+
+    assert refused.kind is OutcomeKind.DENIED
+    assert refused.rules == ("unparseable-command",)
+    assert refused.reason == (
+        "cannot read the command: it holds a broken character (a lone surrogate)"
+    )
+    assert (workspace.root / "café").exists()
+    await app.ledger.flush()
+    page = await app.ledger.page(ReceiptQuery(action_type=GovernanceReceipt.POLICY_DECISION))
+    assert [r.status for r in page.receipts] == [ReceiptStatus.REFUSED]
