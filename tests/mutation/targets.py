@@ -285,6 +285,20 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_summary.py",
         "tests/core/tools/effects/test_effect_set.py",
     ),
+    # How a word's characters are read: through the lexer, as the Soul reads whole lines.
+    "soul/words.py": (
+        "tests/soul/test_words.py",
+        "tests/soul/test_lexer.py",
+        "tests/soul/test_shell.py",
+        "tests/soul/test_redteam_shell.py",
+        *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
+    ),
+    "soul/expansions.py": (
+        "tests/soul/test_lexer.py",
+        "tests/soul/test_shell.py",
+        "tests/soul/test_redteam_shell.py",
+        *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
