@@ -294,6 +294,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
     ),
     "soul/expansions.py": (
+        "tests/soul/test_expansions.py",
         "tests/soul/test_lexer.py",
         "tests/soul/test_shell.py",
         "tests/soul/test_redteam_shell.py",
