@@ -300,6 +300,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/soul/test_redteam_shell.py",
         *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
     ),
+    "soul/git_reads.py": ("tests/soul/test_git_reads.py", "tests/soul/test_redteam_shell.py"),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
