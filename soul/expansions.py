@@ -24,7 +24,7 @@ class ExpansionReader:
     """A cursor over a command line (`s`, at `i`) that reads its quoted and expanded parts,
     `nesting` substitutions deep."""
 
-    def __init__(self, line: str, nesting: int = 0) -> None:
+    def __init__(self, line: str, nesting: int) -> None:
         self.s = line
         self.i = 0
         self.nesting = nesting
@@ -80,8 +80,7 @@ class ExpansionReader:
             b.chars.append(("", QUOTED))
             return
         if not quoted and s.startswith('$"', start):
-            self.i += 1
-            self._double_quoted(b)
+            self.i += 1  # $"..." reads as "...": the quote is read next
             return
         if s[start] == "`" or s.startswith(("$(", "$["), start):
             b.nested.extend(self._substitution())

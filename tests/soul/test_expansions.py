@@ -33,9 +33,11 @@ def ran(line: str) -> list[str]:
     [
         ('echo "a\\$b\\`c\\"d\\\\e\\f"', 'a$b`c"d\\e\\f'),  # \ escapes only $ ` " \ there
         ('echo "a\\\nb"', "ab"),  # and a backslash-newline joins
+        ('echo "C:\\Xdir"', "C:\\Xdir"),  # before anything else, it is a character
         ("echo $'a\\'b'", "a'b"),
         ('echo $"x"', "x"),
         ("echo $''", ""),
+        ('echo ""', ""),
         ("echo '$(rm x)'", "$(rm x)"),
     ],
 )
@@ -44,10 +46,12 @@ def test_quoting_is_removed_and_quoted_text_runs_nothing(line: str, text: str) -
     assert (word.text, word.quoted, word.expands, word.nested) == (text, True, False, ())
 
 
-@pytest.mark.parametrize("line", ["echo $", 'echo "$"', "echo a$", "echo $%"])
-def test_a_dollar_that_starts_nothing_is_a_character(line: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "text"), [("echo $", "$"), ('echo "$"', "$"), ("echo a$", "a$"), ("echo $%", "$%")]
+)
+def test_a_dollar_that_starts_nothing_is_a_character(line: str, text: str) -> None:
     word = argument(line)
-    assert ("$" in word.text, word.expands, word.param) == (True, False, None)
+    assert (word.text, word.expands, word.param) == (text, False, None)
 
 
 @pytest.mark.parametrize(
@@ -98,6 +102,11 @@ def test_an_unquoted_ifs_splits_the_word(line: str, spelled: list[str]) -> None:
         ("echo $(echo ')' ; rm x)", ("echo ')' ; rm x",)),  # a quoted ) closes nothing
         ('echo $(echo ")" `)` ${x%)} $(ls) $x)', ('echo ")" `)` ${x%)} $(ls) $x',)),
         ("echo $(a \\) b)", ("a \\) b",)),
+        ("echo $?$(rm x)", ("rm x",)),
+        ("echo $(ls a\\\\)", ("ls a\\\\",)),  # an escaped backslash escapes no )
+        ("echo $( (rm x) )", (" (rm x) ",)),  # a pair inside closes nothing
+        ("echo $(echo `` `)` x)", ("echo `` `)` x",)),
+        ("echo `ls a\\\\`", ("ls a\\",)),  # an escaped backslash escapes no backtick
         ("echo $(a $'b' $c)", ("a $'b' $c",)),
     ],
 )
@@ -107,15 +116,24 @@ def test_a_substitution_keeps_the_line_it_runs(line: str, nested: tuple[str, ...
 
 
 def test_a_here_document_runs_its_substitutions_but_not_escaped_ones() -> None:
-    word = lex("cat <<E\n\\$(rm x) $(ls) `pwd` ${a:-$(id)} \\`rm y\\`\nE")[2]
+    body = "\\$(rm x) $(ls) `pwd` ${a:-$(id)} \\`rm y\\` ID=X$(whoami) \\\\$(date)"
+    word = lex(f"cat <<E\n{body}\nE")[2]
     assert isinstance(word, Word)
-    assert word.nested == ("ls", "pwd", "id")
+    assert word.nested == ("ls", "pwd", "id", "whoami", "date")
+
+
+def test_in_a_here_document_dollar_quote_is_no_quoting() -> None:
+    word = lex("cat <<E\n$'$(rm x)' $\"$(id)\"\nE")[2]  # bash runs both
+    assert isinstance(word, Word)
+    assert word.nested == ("rm x", "id")
 
 
 @pytest.mark.parametrize(
     ("line", "why"),
     [
         ('echo "a', 'a " is not closed'),
+        ('echo "a\\"', 'a " is not closed'),  # the last quote is escaped
+        ('echo "a\\', 'a " is not closed'),
         ('echo "$(a"', 'a " is not closed'),
         ("echo `a", "a ` is not closed"),
         ('echo "`a"', "a ` is not closed"),
@@ -145,6 +163,15 @@ def test_every_kind_of_nesting_is_read_32_deep_and_refused_beyond(
     lex("echo " + opening * (32 // len(closing)) + "x" + closing * (32 // len(closing)))
     with pytest.raises(BeyondReading, match=r"substitutions are nested too deeply$"):
         lex("echo " + opening * 33 + "x" + closing * 33)
+
+
+def test_levels_behind_quotes_in_a_parameter_count_toward_the_bound() -> None:
+    def nest(depth: int) -> str:
+        return "${x:-" * depth + "x" + "}" * depth
+
+    assert argument("echo ${y:-'" + nest(31) + "'}").expands  # 32 levels with the outer one
+    with pytest.raises(BeyondReading, match=r"substitutions are nested too deeply$"):
+        lex("echo ${y:-'" + nest(32) + "'}")
 
 
 @pytest.mark.parametrize("opening", ["${x:-", "$[", "$(("])
