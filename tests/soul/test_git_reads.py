@@ -3,6 +3,8 @@ the words on a card and in the logs."""
 
 from __future__ import annotations
 
+import string
+
 import pytest
 
 from soul import read_only_reason
@@ -30,6 +32,7 @@ READS = [
     "grep -n TODO",
     "log --no-ext-diff -p",  # turning a program off is no option that runs one
     "log -O order.txt",  # only grep's -O runs a program
+    "log -- a.txt",  # -- ends the options
 ]
 
 
@@ -71,6 +74,7 @@ def test_global_flags_that_change_nothing_are_read_through(flags: str) -> None:
         ("cat-", "git cat- may write"),
         ("log --output=x", "git log --output=x writes a file or runs a program"),
         ("log --out=x", "git log --out=x writes a file or runs a program"),  # a prefix
+        ("log --e", "git log --e writes a file or runs a program"),  # the shortest prefix
         ("log --ext-diff", "git log --ext-diff writes a file or runs a program"),
         ("diff --textconv", "git diff --textconv writes a file or runs a program"),
         ("cat-file --filters HEAD:a", "git cat-file --filters writes a file or runs a program"),
@@ -106,6 +110,8 @@ def test_bare_listings_only_read(args: str) -> None:
         "branch --abbrev=7 --no-abbrev --column --no-column --color --no-color",
         "branch --ignore-case --omit-empty",
         "branch --contains HEAD",
+        "branch -a --contains HEAD",
+        "branch -v --merged main",
         "branch --no-contains HEAD --merged main --no-merged x --points-at HEAD",
         "branch --sort=-refname --format=%(refname)",
         "branch --sort refname",
@@ -142,3 +148,11 @@ def test_branch_and_tag_read_when_they_list(args: str) -> None:
 )
 def test_branch_and_tag_that_may_create_or_delete_say_why(args: str, reason: str) -> None:
     assert git_reason(args.split()) == reason
+
+
+@pytest.mark.parametrize(("sub", "letters"), [("branch", "arlvi"), ("tag", "lin0123456789")])
+def test_any_other_short_option_of_branch_or_tag_is_refused(sub: str, letters: str) -> None:
+    others = [c for c in string.ascii_letters + string.digits if c not in letters]
+    for letter in others:
+        assert git_reason([sub, f"-{letter}"]) == f"git {sub} -{letter} is not a listing option"
+    assert git_reason([sub, f"-{letters}"]) is None
