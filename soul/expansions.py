@@ -24,10 +24,14 @@ class ExpansionReader:
     """A cursor over a command line (`s`, at `i`) that reads its quoted and expanded parts,
     `nesting` substitutions deep."""
 
-    def __init__(self, line: str, nesting: int = 0) -> None:
+    def __init__(self, line: str, nesting: int) -> None:
         self.s = line
         self.i = 0
         self.nesting = nesting
+        # Inside a part only stepped over (its text is read again once it is known), the
+        # lines nested in ${...}, $((...)) and $[...] are not read: reading them at every
+        # level of a nest too would take time exponential in its depth.
+        self.skipping = 0
 
     def fail(self, why: str) -> UnparseableCommand:
         return UnparseableCommand(f"cannot read the command: {why}")
@@ -76,8 +80,7 @@ class ExpansionReader:
             b.chars.append(("", QUOTED))
             return
         if not quoted and s.startswith('$"', start):
-            self.i += 1
-            self._double_quoted(b)
+            self.i += 1  # $"..." reads as "...": the quote is read next
             return
         if s[start] == "`" or s.startswith(("$(", "$["), start):
             b.nested.extend(self._substitution())
@@ -102,11 +105,10 @@ class ExpansionReader:
             return [re.sub(r"\\([\\`$])", r"\1", self._until_backtick())]
         if s.startswith("$((", self.i):
             self.i += 3
-            arithmetic = self._balanced("(", ")", depth=2)[:-1]
-            return list(ExpansionReader(arithmetic, self.nesting + 1).substitutions())
+            return self._nested_in(self._balanced("(", ")", depth=2)[:-1])
         if s.startswith("$[", self.i):
             self.i += 2
-            return list(ExpansionReader(self._balanced("[", "]"), self.nesting + 1).substitutions())
+            return self._nested_in(self._balanced("[", "]"))
         self.i += 2
         return [self._balanced("(", ")")]
 
@@ -117,7 +119,7 @@ class ExpansionReader:
         if s.startswith("${", self.i):
             self.i += 2
             inner = self._balanced("{", "}")
-            b.nested.extend(ExpansionReader(inner, self.nesting + 1).substitutions())
+            b.nested.extend(self._nested_in(inner))
             name = _NAME.match(inner)
             if name and name.group() in (inner, "IFS"):
                 return name.group()
@@ -131,6 +133,12 @@ class ExpansionReader:
             return ""
         self.i += 1
         return None
+
+    def _nested_in(self, text: str) -> list[str]:
+        """The command lines nested in `text` (expanded like "..."), unless skipping."""
+        if self.skipping:
+            return []
+        return list(ExpansionReader(text, self.nesting + 1).substitutions())
 
     def _until_backtick(self) -> str:
         s, start = self.s, self.i
@@ -183,15 +191,19 @@ class ExpansionReader:
     def _skip_quoted_part(self) -> None:
         """Step over "...", `...` or a $-expansion inside a substitution being skipped."""
         c = self.s[self.i]
-        if c == '"':
-            self._double_quoted(Pieces())
-        elif c == "`":
-            self.i += 1
-            self._until_backtick()
-        elif self.s.startswith(("$(", "${", "$["), self.i):
-            self._dollar_or_backtick(Pieces(), quoted=True)
-        else:
-            self.i += 1
+        self.skipping += 1
+        try:
+            if c == '"':
+                self._double_quoted(Pieces())
+            elif c == "`":
+                self.i += 1
+                self._until_backtick()
+            elif self.s.startswith(("$(", "${", "$["), self.i):
+                self._dollar_or_backtick(Pieces(), quoted=True)
+            else:
+                self.i += 1
+        finally:
+            self.skipping -= 1
 
     def _ansi_c(self) -> str:
         """The value of $'...' (the lexer stands after the opening quote)."""

@@ -18,9 +18,9 @@ _GLOBAL_FLAGS = frozenset(
     | {"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects"}
 )
 _READS = names(
-    "status log diff show blame ls-files ls-tree rev-parse rev-list describe shortlog cat- "
-    "file merge-base for-each-ref name-rev count-objects show-ref version grep branch tag "
-    "remote reflog"
+    "status log diff show blame ls-files ls-tree rev-parse rev-list describe shortlog "
+    "cat-file merge-base for-each-ref name-rev count-objects show-ref version grep branch "
+    "tag remote reflog"
 )
 # Options of the reading subcommands that write a file or run a program.
 _FORBIDDEN = ("--output", "--ext-diff", "--textconv", "--filters", "--open-files-in-pager")

@@ -77,12 +77,11 @@ class Pieces:
 
     def words(self) -> list[Word]:
         """The words the shell makes of these characters."""
-        parts = _split(self.chars)
+        split = any(k == SPLIT for _, k in self.chars)  # where $IFS stood: known at run time
         words: list[Word] = []
-        for part in parts:
+        for part in _split(self.chars):
             variants = list(islice(_braces(part), MAX_WORDS + 1))
             braced = len(variants) > 1
-            split = len(parts) > 1 or part is not self.chars
             words += [self._word(chars, split, braced) for chars in variants[:MAX_WORDS]]
         return words
 

@@ -399,6 +399,22 @@ TARGETS: dict[str, tuple[str, ...]] = {
         f"{RECEIPTS}/test_verify.py",
         f"{RECEIPTS}/test_incremental_verify.py",
     ),
+    # How a word's characters are read: through the lexer, as the Soul reads whole lines.
+    "soul/words.py": (
+        "tests/soul/test_words.py",
+        "tests/soul/test_lexer.py",
+        "tests/soul/test_shell.py",
+        "tests/soul/test_redteam_shell.py",
+        *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
+    ),
+    "soul/expansions.py": (
+        "tests/soul/test_expansions.py",
+        "tests/soul/test_lexer.py",
+        "tests/soul/test_shell.py",
+        "tests/soul/test_redteam_shell.py",
+        *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
+    ),
+    "soul/git_reads.py": ("tests/soul/test_git_reads.py", "tests/soul/test_redteam_shell.py"),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line

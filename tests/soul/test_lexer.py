@@ -7,6 +7,7 @@ import pytest
 from soul.errors import BeyondReading, UnparseableCommand
 from soul.lexer import lex
 from soul.shell import parse_command
+from soul.words import Word
 
 
 def commands(line: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -109,3 +110,34 @@ def test_a_here_document_without_a_delimiter_or_an_end_is_refused(line: str, why
 def test_a_quoted_delimiter_keeps_the_document_unexpanded(delimiter: str, runs: bool) -> None:
     names = [n for n, _ in commands(f"cat <<{delimiter}\n$(rm x)\nEOF")]
     assert ("rm" in names) is runs
+
+
+@pytest.mark.parametrize("prefix", [" ", "X", "\t ", "\v"])
+def test_a_dash_here_document_strips_only_tabs_before_its_delimiter(prefix: str) -> None:
+    line = f"cat <<-EOF\n{prefix}EOF\nrm x\n\tEOF\nls"
+    assert commands(line) == [("cat", ("<<-", "EOF")), ("ls", ())]
+
+
+@pytest.mark.parametrize(
+    ("line", "expands"),
+    [
+        ("cat <<E\n$HOME\nb\nE", True),
+        ("cat <<E\n`date`\nb\nE", True),
+        ("cat <<E\n$HOME `date`\nb\nE", True),
+        ("cat <<E\nplain\nb\nE", False),
+        ("cat <<'E'\n$HOME\nb\nE", False),
+    ],
+)
+def test_a_here_document_is_quoted_data_that_expands_unless_its_delimiter_is_quoted(
+    line: str, expands: bool
+) -> None:
+    word = lex(line)[2]
+    assert isinstance(word, Word)
+    assert (word.quoted, word.expands) == (True, expands)
+    assert word.heredoc is not None
+    assert word.heredoc.split("\n")[1] == "b"
+
+
+def test_here_documents_on_successive_lines_are_each_read() -> None:
+    line = "cat <<A\nrm x\nA\ncat <<B\nrm y\nB\nls"
+    assert commands(line) == [("cat", ("<<", "A")), ("cat", ("<<", "B")), ("ls", ())]
