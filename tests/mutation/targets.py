@@ -57,6 +57,13 @@ BY_EFFECT = (
     "without_a_sandbox_only_provably_read_only_commands_run_at_once",
     "the_gateway_tells_a_command_that_changed_nothing_or_failed_as_a_t0_run",
 )
+# A few dry runs on the real engine: the container's hardening, its streams, no token.
+DRY_RUNS = (
+    "every_dry_run_container_is_hardened",
+    "output_stderr_and_exit_code_come_from_the_dry_run",
+    "nothing_runs_without_the_policy_engines_token",
+    "processes_left_running_die_with_the_command",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -285,6 +292,15 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_summary.py",
         "tests/core/tools/effects/test_effect_set.py",
     ),
+    # Slots on the real engine (Docker): made, used, swept after a crash, masked; the
+    # mount options on plain paths.
+    "core/tools/effects/overlay.py": (
+        "tests/core/tools/effects/test_overlay.py",
+        "tests/core/tools/effects/test_edges.py",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in DRY_RUNS),
+        "tests/core/tools/effects/test_restart.py",
+        "tests/core/tools/effects/test_masked.py::test_a_dry_run_never_shows_a_masked_file_changed",
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
@@ -300,6 +316,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_tree.py::test_what_cannot_go_is_logged_and_left",
         "tests/core/tools/effects/test_tree.py::"
         "test_a_folder_holding_one_of_roots_is_tried_once_and_left",
+    ),
+    "core/tools/effects/overlay.py": (
+        "tests/core/tools/effects/test_overlay.py::"
+        "test_a_lancelot_that_is_not_root_reads_opaque_folders_from_user_xattrs",
     ),
 }
 
