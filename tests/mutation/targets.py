@@ -301,6 +301,9 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/tools/effects/test_restart.py",
         "tests/core/tools/effects/test_masked.py::test_a_dry_run_never_shows_a_masked_file_changed",
     ),
+    # The versions on disk and their amendments, over a private copy of the shipped ones.
+    "soul/store.py": ("tests/soul/test_store.py", "tests/soul/test_amendments.py"),
+    "soul/amendments.py": ("tests/soul/test_amendments.py",),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
