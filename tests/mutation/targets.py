@@ -304,6 +304,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     # The versions on disk and their amendments, over a private copy of the shipped ones.
     "soul/store.py": ("tests/soul/test_store.py", "tests/soul/test_amendments.py"),
     "soul/amendments.py": ("tests/soul/test_amendments.py",),
+    "soul/atomic.py": ("tests/soul/test_atomic.py",),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
