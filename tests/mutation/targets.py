@@ -79,6 +79,13 @@ COMMANDS_RUN = (
     "a_command_flooding_its_output_is_killed_and_its_start_still_shown",
     "processes_left_running_die_with_the_command",
 )
+# A few dry runs on the real engine: the container's hardening, its streams, no token.
+DRY_RUNS = (
+    "every_dry_run_container_is_hardened",
+    "output_stderr_and_exit_code_come_from_the_dry_run",
+    "nothing_runs_without_the_policy_engines_token",
+    "processes_left_running_die_with_the_command",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -415,6 +422,19 @@ TARGETS: dict[str, tuple[str, ...]] = {
         *(f"tests/soul/test_shell_reading.py::test_{name}" for name in LEXED),
     ),
     "soul/git_reads.py": ("tests/soul/test_git_reads.py", "tests/soul/test_redteam_shell.py"),
+    # Slots on the real engine (Docker): made, used, swept after a crash, masked; the
+    # mount options on plain paths.
+    "core/tools/effects/overlay.py": (
+        "tests/core/tools/effects/test_overlay.py",
+        "tests/core/tools/effects/test_edges.py",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in DRY_RUNS),
+        "tests/core/tools/effects/test_restart.py",
+        "tests/core/tools/effects/test_masked.py::test_a_dry_run_never_shows_a_masked_file_changed",
+    ),
+    # The versions on disk and their amendments, over a private copy of the shipped ones.
+    "soul/store.py": ("tests/soul/test_store.py", "tests/soul/test_amendments.py"),
+    "soul/amendments.py": ("tests/soul/test_amendments.py",),
+    "soul/atomic.py": ("tests/soul/test_atomic.py",),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
@@ -438,6 +458,10 @@ IN_A_CHILD: dict[str, tuple[str, ...]] = {
     "core/receipts/fts.py": (
         "tests/core/receipts/test_fts.py::"
         "test_a_lone_surrogate_is_no_word_even_when_asked_about_first",
+    ),
+    "core/tools/effects/overlay.py": (
+        "tests/core/tools/effects/test_overlay.py::"
+        "test_a_lancelot_that_is_not_root_reads_opaque_folders_from_user_xattrs",
     ),
 }
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from soul import (
+    AmendmentError,
     AmendmentNotFound,
     AmendmentStatus,
     InvalidTransition,
@@ -43,6 +46,10 @@ def test_lifecycle_writes_v2_and_survives_a_restart(
     done = amendments.activate(store, proposed.id)
     assert done.status is ACTIVATED
     assert done.activated_version == 2
+    assert done.decided_at == approved.decided_at  # when the owner agreed, kept
+    assert done.activated_at is not None
+    assert approved.decided_at is not None
+    assert done.activated_at >= approved.decided_at
     assert (state / "soul_v2.yaml").is_file()
 
     restarted = SoulStore(shipped, state)
@@ -81,7 +88,7 @@ def test_a_proposal_failing_lint_is_rejected_at_once(
 ) -> None:
     bad = edit(v1_text, "forbid_silent_degradation: true", "forbid_silent_degradation: false")
     proposed = amendments.propose(store, bad)
-    assert proposed.status is REJECTED
+    assert (proposed.status, proposed.note) == (REJECTED, "rejected by the linter")
     assert any("no-silent-degradation" in f for f in proposed.findings)
     assert amendments.load(store, proposed.id).status is REJECTED  # recorded, for the audit
     with pytest.raises(InvalidTransition):
@@ -174,7 +181,7 @@ def test_activation_lints_again(store: SoulStore, state: Path, v1_text: str) -> 
     with pytest.raises(SoulRejected):
         amendments.activate(store, proposed.id)
     after = amendments.load(store, proposed.id)
-    assert after.status is REJECTED
+    assert (after.status, after.note) == (REJECTED, "failed lint on activation")
     assert any("approval-channel" in f for f in after.findings)
     assert store.load_active().version == 1
     assert store.versions() == [1]
@@ -187,9 +194,91 @@ def test_unknown_or_malformed_ids_are_not_found(store: SoulStore, bad_id: str) -
 
 
 def test_listing_is_oldest_first_and_skips_unreadable_files(
-    store: SoulStore, state: Path, v1_text: str
+    store: SoulStore, state: Path, v1_text: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     first = amendments.propose(store, longer_timeout(v1_text, 45))
     second = amendments.propose(store, longer_timeout(v1_text, 60))
     (state / "amendments" / "ffffffffffff.json").write_text("{not json")
-    assert [a.id for a in amendments.list_amendments(store)] == [first.id, second.id]
+    with caplog.at_level(logging.WARNING, logger="soul.amendments"):
+        assert [a.id for a in amendments.list_amendments(store)] == [first.id, second.id]
+    [skipped] = caplog.messages
+    assert skipped.startswith(
+        "soul: skipping ffffffffffff.json: amendment ffffffffffff is unreadable"
+    )
+
+
+def test_a_refused_step_names_both_states_in_words(store: SoulStore, v1_text: str) -> None:
+    first = amendments.propose(store, longer_timeout(v1_text, 45))
+    with pytest.raises(InvalidTransition) as pending:
+        amendments.activate(store, first.id)
+    amendments.approve(store, first.id)
+    with pytest.raises(InvalidTransition) as approved:
+        amendments.approve(store, first.id)
+    amendments.activate(store, first.id)
+    with pytest.raises(InvalidTransition) as activated:
+        amendments.reject(store, first.id)
+    second = amendments.reject(store, amendments.propose(store, longer_timeout(v1_text, 60)).id)
+    with pytest.raises(InvalidTransition) as rejected:
+        amendments.approve(store, second.id)
+    assert [str(e.value) for e in (pending, approved, activated)] == [
+        f"amendment {first.id} is PENDING; it cannot become ACTIVATED",
+        f"amendment {first.id} is APPROVED; it cannot become APPROVED",
+        f"amendment {first.id} is ACTIVATED; it cannot become REJECTED",
+    ]
+    assert str(rejected.value) == f"amendment {second.id} is REJECTED; it cannot become APPROVED"
+    assert second.note == ""  # proposed and rejected with no word from anyone
+
+
+def test_a_record_with_a_field_it_does_not_know_is_unreadable(
+    store: SoulStore, state: Path, v1_text: str
+) -> None:
+    proposed = amendments.propose(store, longer_timeout(v1_text))
+    path = state / "amendments" / f"{proposed.id}.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "approved_by": "someone"}))
+    with pytest.raises(AmendmentError, match=f"amendment {proposed.id} is unreadable"):
+        amendments.load(store, proposed.id)
+
+
+def test_an_amendment_is_a_value_no_one_changes_in_place(store: SoulStore, v1_text: str) -> None:
+    proposed = amendments.propose(store, longer_timeout(v1_text))
+    with pytest.raises(ValidationError, match="frozen"):
+        proposed.status = APPROVED
+    assert amendments.load(store, proposed.id).status is PENDING
+
+
+def test_an_id_cannot_reach_a_record_outside_the_queue(
+    store: SoulStore, state: Path, v1_text: str
+) -> None:
+    proposed = amendments.propose(store, longer_timeout(v1_text))
+    record = (state / "amendments" / f"{proposed.id}.json").read_text()
+    (state / "outside.json").write_text(record)  # a genuine record, in the wrong place
+    with pytest.raises(AmendmentNotFound) as refused:
+        amendments.load(store, "../outside")
+    assert str(refused.value) == "no amendment '../outside'"
+    with pytest.raises(AmendmentNotFound) as long:
+        amendments.load(store, "x" * 100)
+    assert str(long.value) == f"no amendment {'x' * 40!r}"
+
+
+def test_a_text_that_is_no_mapping_means_what_it_says() -> None:
+    # /soul shows what a proposal changes through `meaning`, before any lint.
+    assert amendments.meaning("- version\n- name\n") == ["version", "name"]
+    assert amendments.meaning("just words") == "just words"
+    assert amendments.meaning("version: 3\nname: x\n") == {"name": "x"}
+
+
+def test_an_amendment_activated_after_another_records_the_text_it_became(
+    store: SoulStore, v1_text: str
+) -> None:
+    first = amendments.propose(store, longer_timeout(v1_text, 45))
+    second = amendments.propose(store, longer_timeout(v1_text, 60))
+    assert "version: 2\n" in second.proposed_yaml  # v2 was the next free number then
+    amendments.approve(store, first.id)
+    amendments.activate(store, first.id)
+    store.activate(1)  # the owner rolls back: the second is written against v1 again
+    amendments.approve(store, second.id)
+    done = amendments.activate(store, second.id)
+    assert done.activated_version == 3
+    assert done.proposed_yaml == store.text(3)
+    assert amendments.load(store, second.id).proposed_yaml == store.text(3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,10 @@ def test_the_declared_version_must_match_the_number(store: SoulStore, v1_text: s
     with pytest.raises(SoulRejected) as caught:
         store.activate(2, text=v1_text)  # still says version: 1
     assert [f.check for f in caught.value.report.critical] == ["version-number"]
+    assert str(caught.value) == (
+        "soul_v2.yaml rejected: version-number: the document says version 1, the file is v2"
+        " (at version)"
+    )
     assert store.load_active().version == 1
 
 
@@ -146,3 +151,64 @@ def test_state_pointer_broken_and_nothing_valid_raises(
     (state / "ACTIVE").write_text("x")
     with pytest.raises(SoulError, match="no valid version"):
         store.load_active()
+
+
+def test_a_stored_version_that_parses_but_breaks_a_rule_is_not_served(
+    store: SoulStore, state: Path, v1_text: str
+) -> None:
+    state.mkdir(parents=True)
+    unsafe = edit(v2_of(v1_text), *IRREVERSIBLE_ALLOWED)
+    (state / "soul_v2.yaml").write_text(unsafe)
+    with pytest.raises(SoulError) as caught:
+        store.get(2)
+    assert str(caught.value).startswith("soul_v2.yaml is broken: no-autonomous-irreversible")
+    assert store.load_active().version == 1
+
+
+IRREVERSIBLE_ALLOWED = (
+    "allow_autonomous_irreversible: false",
+    "allow_autonomous_irreversible: true",
+)
+
+
+def test_a_version_file_that_is_not_text_is_named(store: SoulStore, state: Path) -> None:
+    state.mkdir(parents=True)
+    (state / "soul_v2.yaml").write_bytes(b"version: 2\nname: \xff\xfe\n")
+    with pytest.raises(SoulError, match=r"soul_v2\.yaml cannot be read: 'utf-8' codec"):
+        store.text(2)
+
+
+def test_an_unreadable_state_pointer_falls_back_and_says_why_in_the_log(
+    store: SoulStore, shipped: Path, state: Path, v1_text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="soul.store"):
+        store.activate(2, text=v2_of(v1_text))
+    assert caplog.messages == ["soul: version 2 is now active"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="soul.store"):
+        assert SoulStore(shipped, state).active_version() == 2
+    assert caplog.messages == []  # a sound pointer: nothing to warn of
+    (state / "ACTIVE").write_bytes(b"\xff2\n")
+    restarted = SoulStore(shipped, state)
+    with caplog.at_level(logging.WARNING, logger="soul.store"):
+        assert restarted.active_version() == 2
+    reason = restarted.fallback_reason
+    assert reason is not None
+    assert "ACTIVE cannot be read ('utf-8' codec" in reason
+    assert reason.endswith("; using the newest valid v2")
+    assert caplog.messages == [f"soul: {reason}"]
+
+
+def test_a_rejection_names_the_first_problem_and_counts_the_rest(
+    store: SoulStore, v1_text: str
+) -> None:
+    unsafe = edit(v2_of(v1_text), *IRREVERSIBLE_ALLOWED)
+    unsafe = edit(unsafe, "forbid_silent_degradation: true", "forbid_silent_degradation: false")
+    with pytest.raises(SoulRejected) as caught:
+        store.activate(2, text=unsafe)
+    first = caught.value.report.critical[0].describe()
+    assert len(caught.value.report.critical) == 2
+    assert str(caught.value) == f"soul_v2.yaml rejected: {first} (+1 more)"
+    with pytest.raises(SoulRejected) as one:
+        store.activate(2, text=edit(v2_of(v1_text), *IRREVERSIBLE_ALLOWED))
+    assert str(one.value) == (f"soul_v2.yaml rejected: {one.value.report.critical[0].describe()}")

@@ -202,12 +202,11 @@ class SlotFactory:
         the mark goes once none is left."""
         api = self._engine.api
         wanted = [f"{KIND_LABEL}=1", f"{OWNER_LABEL}={owner_tag(self._workspace)}"]
-        left = 0
-        for entry in api.containers(all=True, filters={"label": wanted}):
-            left += not _removed(api.remove_container, entry["Id"])
+        containers = api.containers(all=True, filters={"label": wanted})
+        left = [c for c in containers if not _removed(api.remove_container, c["Id"])]
         found = api.volumes(filters={"label": wanted}) or {}
-        for entry in found.get("Volumes") or ():
-            left += not _removed(api.remove_volume, entry["Name"])
+        volumes = found.get("Volumes") or ()
+        left += [v for v in volumes if not _removed(api.remove_volume, v["Name"])]
         if not left:
             self.mark.unlink(missing_ok=True)
 

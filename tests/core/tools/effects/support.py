@@ -119,6 +119,11 @@ def shared_folder() -> Iterator[Path]:
 def as_nobody(work: Callable[[], str]) -> str:
     """`work`'s answer, run in a forked child that is no longer root (as a non-root Lancelot
     is); what it raised, named, if it failed. Run as another user already: run as is."""
+    return as_user(NOBODY, work)
+
+
+def as_user(uid: int, work: Callable[[], str]) -> str:
+    """`work`'s answer, run in a forked child as user and group `uid` (when root)."""
     read, written = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -126,8 +131,8 @@ def as_nobody(work: Callable[[], str]) -> str:
         try:
             os.close(read)
             if os.geteuid() == 0:
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
+                os.setgid(uid)
+                os.setuid(uid)
             os.write(written, work().encode())
             code = 0
         except BaseException as exc:  # the parent reads what went wrong
