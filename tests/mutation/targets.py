@@ -435,6 +435,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/store.py": ("tests/soul/test_store.py", "tests/soul/test_amendments.py"),
     "soul/amendments.py": ("tests/soul/test_amendments.py",),
     "soul/atomic.py": ("tests/soul/test_atomic.py",),
+    # What a finding and a report say, and a rejected soul's error; an effect set's tier.
+    "soul/report.py": ("tests/soul/test_findings.py", "tests/soul/test_linter.py"),
+    "soul/errors.py": ("tests/soul/test_findings.py", "tests/soul/test_store.py"),
+    "soul/effects.py": ("tests/soul/test_effects.py",),
+    # The shape of a soul: defaults and bounds; the shipped soul read through the linter.
+    "soul/schema.py": ("tests/soul/test_schema.py", "tests/soul/test_document.py"),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
