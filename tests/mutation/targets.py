@@ -376,6 +376,18 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "test_opaque_directories_are_read_from_user_xattrs_when_mounted_with_userxattr",
         *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in COMMANDS_RUN),
     ),
+    # The owner's /soul commands, through the assembled app (no Docker) and on their own.
+    "core/governance/soul_commands.py": (
+        "tests/core/governance/test_soul_commands.py",
+        *(
+            f"tests/core/governance/test_soul_and_expiry.py::test_{name}"
+            for name in (
+                "soul_amendment_from_chat",
+                "amendment_breaking_an_invariant_never_activates",
+                "a_proposal_that_changes_nothing_asks_for_no_approval",
+            )
+        ),
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
