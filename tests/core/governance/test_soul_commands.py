@@ -4,19 +4,29 @@ the receipts each step leaves, and an amendment overtaken by another one."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 import yaml
 
 from bot.app import Lancelot, assemble
+from core.commands.registry import CommandContext, CommandRegistry
 from core.config import Settings
-from core.events import CardKind
-from core.governance.soul_commands import USAGE, merged_soul_text, semantic_diff
+from core.events import Card, CardKind, Inbound
+from core.governance.soul_commands import (
+    USAGE,
+    SoulCommands,
+    SoulKeeper,
+    merged_soul_text,
+    semantic_diff,
+)
+from core.governance.whatif import WhatIf, what_if_recorded
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import ReceiptStatus
-from soul import SHIPPED_VERSIONS_DIR
+from soul import SHIPPED_VERSIONS_DIR, Soul, SoulStore
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import say, tap
+from tests.fakes.owner import CHAT, OWNER, say, tap
 
 V1 = (SHIPPED_VERSIONS_DIR / "soul_v1.yaml").read_text(encoding="utf-8")
 TIMEOUT_45 = "/soul propose approval_rules: {timeout_minutes: 45}"
@@ -65,6 +75,26 @@ def test_a_merged_soul_keeps_other_scripts_as_typed() -> None:
     merged = merged_soul_text(V1, "mission: Sers le propriétaire — toujours.")
     assert "mission: Sers le propriétaire — toujours.\n" in merged
     assert yaml.safe_load(merged)["mission"] == "Sers le propriétaire — toujours."
+
+
+def test_a_value_given_for_a_mapping_replaces_it() -> None:
+    merged = yaml.safe_load(merged_soul_text(V1, "approval_rules: 5"))
+    assert merged["approval_rules"] == 5  # the linter then refuses it, not the merge
+
+
+def test_three_whole_soul_keys_make_a_whole_soul() -> None:
+    whole = "version: 1\nmission: Serve.\nrisk_rules: {}\n"
+    assert merged_soul_text(V1, whole) == whole
+
+
+def test_a_diff_shows_one_line_around_each_change_and_no_reordering() -> None:
+    active = yaml.safe_load(V1)
+    reordered = yaml.safe_dump(dict(reversed(list(active.items()))), sort_keys=False)
+    assert semantic_diff(V1, reordered) == "(no changes)"
+    changed = merged_soul_text(V1, "approval_rules: {timeout_minutes: 45}")
+    hunk = semantic_diff(V1, changed).split("\n")[2:]
+    assert hunk[0].startswith("@@ ")
+    assert [line[0] for line in hunk[1:]] == [" ", "-", "+", " "]
 
 
 def test_what_is_no_mapping_or_no_yaml_is_refused_by_name() -> None:
@@ -198,6 +228,8 @@ async def test_a_proposal_with_nothing_or_no_mapping_gets_the_usage(
     for text in ("/soul propose", "/soul propose   "):
         card = await say(app, phone, text)
         assert (card.kind, card.title, card.body) == (CardKind.REPLY, "Usage", USAGE)
+        assert "either a whole soul, or just the keys to change" in card.body
+        assert card.body.endswith("\n/soul propose approval_rules: {timeout_minutes: 45}")
     for text, reason in (
         ("[1, 2]", "A soul change must be a YAML mapping of keys to new values."),
         ("approval_rules: [", "That YAML does not parse: "),
@@ -266,5 +298,79 @@ async def test_a_broken_pointer_is_named_under_the_mission(settings: Settings) -
         shown = await say(app, phone, "/soul")
     mission, note = shown.body.split("\n\nNote: ")
     assert mission == yaml.safe_load(V1)["mission"].strip()
+    assert note.startswith(str(settings.home / "soul" / "ACTIVE"))
     assert note.endswith("not hold a version number (found 'seven'); using the newest valid v1")
     assert dict(shown.fields)["Lint"] == "passes"
+
+
+async def test_status_shows_the_soul_the_keeper_holds(app: Lancelot, phone: MemoryChannel) -> None:
+    assert dict((await say(app, phone, "/status")).fields)["Soul"] == "v1"
+    card = await say(app, phone, TIMEOUT_45)
+    approved = await tap(app, phone, card, "Approve")
+    assert approved is not None
+    assert await tap(app, phone, approved, "Activate") is not None
+    assert dict((await say(app, phone, "/status")).fields)["Soul"] == "v2"
+
+
+async def test_help_names_soul_and_how_to_amend(app: Lancelot, phone: MemoryChannel) -> None:
+    listed = (await say(app, phone, "/help")).body
+    assert "the constitution; /soul propose <yaml> to amend it" in listed
+    assert "/soul [propose <yaml>]" in listed
+
+
+async def test_a_long_change_shows_its_diff_cut_at_3000_characters(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    mission = " ".join(f"Rule {n}, serve the owner well." for n in range(200))
+    card = await say(app, phone, f"/soul propose mission: {mission}")
+    assert card.kind is CardKind.APPROVAL
+    sentence = "Over the last 30 days no decision was recorded that this could change."
+    diff = card.body.removeprefix("Against v1:\n").removesuffix(f"\n\n{sentence}")
+    assert len(diff) == 3000
+    assert diff.startswith("--- active\n+++ proposed\n")
+
+
+@pytest.mark.app(web=True, env={"LANCELOT_WEB_PORT": "0"})
+async def test_a_served_receipt_page_adds_the_list_of_changes(
+    app: Lancelot, phone: MemoryChannel
+) -> None:
+    card = await say(app, phone, TIMEOUT_45)
+    assert [b.label for b in card.buttons] == ["Approve", "Reject", "See the list"]
+    link = card.buttons[-1].url
+    assert link is not None
+    assert link.endswith(f"/receipts/whatif/{card.correlation_id.removeprefix('soul-')}")
+
+
+def own_commands(
+    app: Lancelot, what_if: Callable[[Soul, int], Awaitable[WhatIf]] | None
+) -> SoulCommands:
+    """/soul over `app`'s home, ledger and tokens, weighing amendments with `what_if`."""
+    keeper = SoulKeeper(SoulStore(SHIPPED_VERSIONS_DIR, app.home / "soul"))
+    return SoulCommands(CommandRegistry(), keeper, app.tokens, app.ledger, what_if)
+
+
+async def propose(commands: SoulCommands, change: str) -> Card | None:
+    """The card /soul propose `change` answers with."""
+    event = Inbound("console", OWNER, CHAT, f"/soul propose {change}")
+    return await commands.soul(CommandContext(event, f"propose {change}", "inbound"))
+
+
+async def test_without_history_to_weigh_the_card_shows_the_diff_alone(app: Lancelot) -> None:
+    card = await propose(own_commands(app, None), "approval_rules: {timeout_minutes: 45}")
+    assert card is not None
+    assert card.body.endswith("+  timeout_minutes: 45\n autonomy_posture:")
+    assert [b.label for b in card.buttons] == ["Approve", "Reject"]
+
+
+async def test_a_ledger_that_cannot_be_read_is_named_on_the_card(
+    app: Lancelot, tmp_path: Path
+) -> None:
+    async def unreadable(proposed: Soul, days: int) -> WhatIf:
+        return what_if_recorded(tmp_path, proposed, days)  # a folder, not a ledger
+
+    card = await propose(own_commands(app, unreadable), "approval_rules: {timeout_minutes: 45}")
+    assert card is not None
+    assert card.body.endswith(
+        "\n+  timeout_minutes: 45\n autonomy_posture:\n\n"
+        "What it would have changed could not be read from the receipts: disk I/O error"
+    )
