@@ -441,6 +441,18 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/effects.py": ("tests/soul/test_effects.py",),
     # The shape of a soul: defaults and bounds; the shipped soul read through the linter.
     "soul/schema.py": ("tests/soul/test_schema.py", "tests/soul/test_document.py"),
+    # The owner's /soul commands, through the assembled app (no Docker) and on their own.
+    "core/governance/soul_commands.py": (
+        "tests/core/governance/test_soul_commands.py",
+        *(
+            f"tests/core/governance/test_soul_and_expiry.py::test_{name}"
+            for name in (
+                "soul_amendment_from_chat",
+                "amendment_breaking_an_invariant_never_activates",
+                "a_proposal_that_changes_nothing_asks_for_no_approval",
+            )
+        ),
+    ),
 }
 
 # Tests that reach a file only in a child they fork (to run as another user, say): the line
