@@ -113,7 +113,8 @@ async def test_the_summary_speaks_of_files_and_sizes(
     make(workspace.root, BASE)
     run = await dry_run(effects, capabilities, "rm a.txt c.log && rm -r b && : > notes.md")
     assert run.effects.summary == (
-        "deletes 3 files: a.txt, b/ (2 files), c.log; overwrites notes.md (2.1 KB → 0 B)"
+        "deletes 2 files and 1 folder: a.txt, b/ (2 files), c.log;"
+        " overwrites notes.md (2.1 KB → 0 B)"
     )
     assert run.effects.categories() == {
         "overwrites": ("notes.md",),
