@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 # How long a killed group may take to let go of its pipes before they are closed by hand.
@@ -66,3 +66,25 @@ def _close_transport(process: asyncio.subprocess.Process) -> None:
     transport = getattr(process, "_transport", None)
     if transport is not None and not transport.is_closing():
         transport.close()
+
+
+def forked(work: Callable[[], str]) -> str:
+    """`work`'s answer, run in a forked child (to change user, or to load a module afresh,
+    leaving this process as it was); what it raised, named, if it failed."""
+    read, written = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            os.write(written, work().encode())
+            code = 0
+        except BaseException as exc:  # the parent reads what went wrong
+            os.write(written, f"{type(exc).__name__}: {exc}".encode())
+        finally:
+            os._exit(code)
+    os.close(written)
+    with os.fdopen(read) as answer:
+        said = answer.read()
+    os.waitpid(pid, 0)
+    return said

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from bot.app import Lancelot
 from core.governance.execution import Executor
@@ -23,18 +20,6 @@ from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say
 
 SHELL = "shell.exec"
-
-
-@pytest.fixture
-async def ledger(tmp_path: Path) -> AsyncIterator[SqliteLedger]:
-    async with SqliteLedger(tmp_path / "ledger.db") as opened:
-        yield opened
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    (tmp_path / "ws").mkdir()
-    return Workspace(tmp_path / "ws")
 
 
 def _executor(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -56,18 +55,6 @@ def tree(root: Path) -> dict[str, object]:
         else:
             seen[name] = (path.read_bytes(), path.stat().st_mode & 0o777)
     return seen
-
-
-@pytest.fixture
-async def ledger(tmp_path: Path) -> AsyncIterator[SqliteLedger]:
-    async with SqliteLedger(tmp_path / "ledger.db") as opened:
-        yield opened
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    (tmp_path / "ws").mkdir()
-    return Workspace(tmp_path / "ws")
 
 
 async def journal(

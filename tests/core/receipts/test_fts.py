@@ -6,7 +6,6 @@ and such a query finds the receipts that hold the words."""
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from core.receipts import fts
 from core.receipts.fts import fts_expression, is_token_char, terms
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
+from tests.fakes.processes import forked
 
 
 def test_words_are_cut_where_the_tokenizer_cuts_them() -> None:
@@ -39,24 +39,7 @@ def test_which_characters_beyond_ascii_belong_to_a_word_is_sqlites_answer() -> N
 def first_question(text: str) -> str:
     """terms(text), asked in a forked child of a freshly loaded fts.py (its probe never
     asked before): what it answered, or what it raised, named."""
-    read, written = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read)
-            fresh = importlib.reload(fts)
-            os.write(written, repr(fresh.terms(text)).encode())
-            code = 0
-        except BaseException as exc:  # the parent reads what went wrong
-            os.write(written, f"{type(exc).__name__}: {exc}".encode())
-        finally:
-            os._exit(code)
-    os.close(written)
-    with os.fdopen(read) as answer:
-        said = answer.read()
-    os.waitpid(pid, 0)
-    return said
+    return forked(lambda: repr(importlib.reload(fts).terms(text)))
 
 
 @pytest.mark.parametrize("point", [0xD800, 0xDFFF], ids=["first", "last"])

@@ -16,6 +16,7 @@ from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
 from core.tools.effects import DryRun, ShellEffects
 from core.tools.sandbox.limits import command_user
+from tests.fakes.processes import forked
 
 GIT = [
     "git",
@@ -124,23 +125,11 @@ def as_nobody(work: Callable[[], str]) -> str:
 
 def as_user(uid: int, work: Callable[[], str]) -> str:
     """`work`'s answer, run in a forked child as user and group `uid` (when root)."""
-    read, written = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read)
-            if os.geteuid() == 0:
-                os.setgid(uid)
-                os.setuid(uid)
-            os.write(written, work().encode())
-            code = 0
-        except BaseException as exc:  # the parent reads what went wrong
-            os.write(written, f"{type(exc).__name__}: {exc}".encode())
-        finally:
-            os._exit(code)
-    os.close(written)
-    with os.fdopen(read) as answer:
-        said = answer.read()
-    os.waitpid(pid, 0)
-    return said
+
+    def switched() -> str:
+        if os.geteuid() == 0:
+            os.setgid(uid)
+            os.setuid(uid)
+        return work()
+
+    return forked(switched)
