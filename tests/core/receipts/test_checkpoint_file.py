@@ -18,16 +18,13 @@ from core.receipts.checkpoints import CHECKPOINTS_FILE, Checkpointer, Checkpoint
 from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt
 from core.receipts.signing import KEY_FILE, PUBLIC_FILE, CheckpointSigner
+from tests.fakes.descriptors import leaves_no_file_open
 
 from .test_checkpoint_chain import checkpointer, cut, failure, rewrite, signed, verify
 
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-def open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
 
 
 async def test_a_checkpoint_file_made_readable_by_others_is_private_again_at_start(
@@ -59,11 +56,11 @@ async def test_a_checkpoint_file_deleted_while_running_comes_back_private_and_na
 async def test_writing_checkpoints_holds_no_file_open(tmp_path: Path) -> None:
     signer = CheckpointSigner.load_or_create(tmp_path)
     log_file = CheckpointLog(tmp_path / CHECKPOINTS_FILE)
-    before, latest = open_descriptors(), None
-    for seq in range(1, 51):
-        latest = signer.sign(seq, f"{seq:064x}", "2030-01-01T00:00:00Z", latest)
-        log_file.append(latest)
-    assert open_descriptors() == before
+    latest = None
+    with leaves_no_file_open():
+        for seq in range(1, 51):
+            latest = signer.sign(seq, f"{seq:064x}", "2030-01-01T00:00:00Z", latest)
+            log_file.append(latest)
     assert len(log_file.read(signer.verifier).checkpoints) == 50
 
 

@@ -18,6 +18,7 @@ from core.tools.effects.sources import ObjectSource
 from core.tools.effects.stage import Plan, prepare
 from tests.core.tools.effects.layers import Layers, sha, state, write
 from tests.core.tools.effects.support import NOBODY, as_nobody, shared_folder, snapshot
+from tests.fakes.descriptors import leaves_no_file_open
 
 # Files only root may give away: as root the upper layer's are another user's, as the
 # command user's would be; otherwise they stay the test's own.
@@ -201,9 +202,8 @@ def test_what_cannot_be_made_again_is_not_made(layers: Layers) -> None:
 
 def test_a_commit_leaves_no_file_open(layers: Layers) -> None:
     effects = lay_out(layers)
-    open_before = len(os.listdir("/proc/self/fd"))
-    commit(layers.workspace, layers.prepare(effects))
-    assert len(os.listdir("/proc/self/fd")) == open_before
+    with leaves_no_file_open():
+        commit(layers.workspace, layers.prepare(effects))
 
 
 def test_a_symlink_that_cannot_be_pointed_elsewhere_leaves_no_stray_link(layers: Layers) -> None:

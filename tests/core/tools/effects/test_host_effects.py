@@ -24,6 +24,7 @@ from core.tools.effects.host import (
     write_effects,
 )
 from core.tools.effects.model import ABSENT, Effect, FileState
+from tests.fakes.descriptors import leaves_no_file_open
 
 
 def sha(data: bytes) -> str:
@@ -135,14 +136,12 @@ def test_written_content_is_handed_over_from_its_start() -> None:
 
 def test_content_that_cannot_be_held_fails_and_leaves_nothing_open() -> None:
     effect = Effect("big", ABSENT, FileState("file", 0o644, 4096, sha(b"\0" * 4096)))
-    opened = len(os.listdir("/proc/self/fd"))
     limits = resource.getrlimit(resource.RLIMIT_FSIZE)
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (1024, limits[1]))
     try:
-        with pytest.raises(OSError, match="File too large"):
+        with leaves_no_file_open(), pytest.raises(OSError, match="File too large"):
             BytesSource({"big": b"\0" * 4096}).open(effect)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)
         signal.signal(signal.SIGXFSZ, previous)
-    assert len(os.listdir("/proc/self/fd")) == opened

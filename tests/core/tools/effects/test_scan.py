@@ -16,6 +16,7 @@ from core.tools.effects import scan
 from core.tools.effects.files import DIR_FLAGS, listing_digest
 from core.tools.effects.scan import EffectsTooLarge, scan_upper
 from tests.core.tools.effects.support import commit, git
+from tests.fakes.descriptors import leaves_no_file_open
 
 OPAQUE = "user.overlay.opaque"
 
@@ -341,19 +342,14 @@ def test_a_symlink_at_a_refs_path_in_the_workspace_is_not_followed(
     assert changes.lost == ("refs/heads/main",)
 
 
-def open_files() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
 def test_a_scan_leaves_no_file_open(layers: Layers, repo: tuple[str, str]) -> None:
     first, _ = repo
     layers.write(layers.lower, {"d/a": "1", "gone/b": "2", "x/c": "3"})
     layers.write(layers.upper, {"d/a": "2", "new/f": "1", "x": "file"})
     layers.write(layers.upper, {"repo/.git/refs/heads/main": first + "\n"})
     layers.whiteout("gone")
-    before = open_files()
-    assert scan_upper(layers.upper, layers.lower, OPAQUE).effects
-    assert open_files() == before
+    with leaves_no_file_open():
+        assert scan_upper(layers.upper, layers.lower, OPAQUE).effects
 
 
 def test_symlinks_are_never_followed_in_either_layer(layers: Layers) -> None:
