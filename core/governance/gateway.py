@@ -40,6 +40,7 @@ class OutcomeKind(StrEnum):
     WAITING = "waiting"  # an approval card went out; the caller did not wait for it
     NOT_APPROVED = "not_approved"  # the owner tapped Deny
     EXPIRED = "expired"  # nobody decided in time; nothing ran
+    ALREADY_RAN = "already_ran"  # a step asked again: it ran once (receipts hold its result)
     NOT_PERMITTED = "not_permitted"  # the caller's own limits refused it (a skill's risk)
     UNAVAILABLE = "unavailable"  # no tool provider handles it
     FAILED = "failed"  # governance or the tool refused at run time; nothing useful ran
@@ -368,6 +369,14 @@ def decision_receipt(
     )
 
 
+# What a step asked again hears of an approval whose run ended before: it ran, or it was
+# approved but nothing could run it.
+_ENDED_BEFORE = {
+    ApprovalState.EXECUTED: OutcomeKind.ALREADY_RAN,
+    ApprovalState.NOT_RUN: OutcomeKind.FAILED,
+}
+
+
 def _settled(base: ToolOutcome, settled: Settlement) -> ToolOutcome:
     """The outcome of an approval that settled: denied, lapsed, or what its run did."""
     approval = settled.approval
@@ -376,8 +385,10 @@ def _settled(base: ToolOutcome, settled: Settlement) -> ToolOutcome:
         return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
     ran = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
     if approval.state in ran and settled.report is None:
+        # The step asked again (a request redone after a restart): its one run is over.
+        kind = _ENDED_BEFORE[approval.state]
         reason = f"approval {approval.state.value} before Lancelot restarted; not run again"
-        return replace(base, reason=reason)
+        return replace(base, kind=kind, reason=reason)
     if approval.state not in ran or settled.report is None:
         return replace(base, reason=f"approval {approval.state.value}; nothing ran")
     return _ran(base, settled.report)

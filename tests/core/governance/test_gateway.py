@@ -78,6 +78,7 @@ def test_what_is_empty_is_left_out_and_each_kind_has_its_word() -> None:
         OutcomeKind.WAITING: "waiting",
         OutcomeKind.NOT_APPROVED: "not_approved",
         OutcomeKind.EXPIRED: "expired",
+        OutcomeKind.ALREADY_RAN: "already_ran",
         OutcomeKind.NOT_PERMITTED: "not_permitted",
         OutcomeKind.UNAVAILABLE: "unavailable",
         OutcomeKind.FAILED: "failed",
@@ -306,7 +307,7 @@ async def test_a_step_asked_again_after_a_restart_hears_its_first_answer_and_ask
     first = await asyncio.wait_for(asking, 5.0)
     assert first.succeeded
     again = await asyncio.wait_for(step(), 5.0)  # the update handled again
-    assert again.kind is OutcomeKind.EXPIRED
+    assert again.kind is OutcomeKind.ALREADY_RAN
     assert again.reason == "approval executed before Lancelot restarted; not run again"
     assert again.approval_id == first.approval_id
     await app.ledger.flush()

@@ -10,6 +10,7 @@ from bot.app import Lancelot
 from core.governance.approvals import ApprovalState, ApprovalStore
 from core.governance.gateway import OutcomeKind, ToolOutcome
 from core.receipts.base import ReceiptQuery
+from core.tools.action import ToolAction
 from core.tools.file_ops import file_action
 from core.tools.workspace import Workspace
 from tests.fakes.channel import MemoryChannel
@@ -61,6 +62,32 @@ async def test_a_step_asked_again_waits_on_its_first_approval_and_never_runs_twi
 
     # Redone once more, after it ran: reported at once, not run again.
     redone = await asyncio.wait_for(ask(app), 5.0)
-    assert redone.kind is OutcomeKind.EXPIRED
+    assert redone.kind is OutcomeKind.ALREADY_RAN
     assert redone.reason == "approval executed before Lancelot restarted; not run again"
     assert await runs(app) == 1
+
+
+async def test_a_step_asked_again_after_its_approval_could_not_run_hears_it_failed(
+    app: Lancelot,
+) -> None:
+    phone = MemoryChannel()
+    await app.attach(phone)
+    first = asyncio.create_task(ask(app))
+    await phone.next_card(5.0)
+    [asked] = await pending(app)
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    # Approved while Lancelot was down, the row rewritten meanwhile: the restart's reconcile
+    # refuses to run it (its hash no longer matches), so nothing ran.
+    swapped = ToolAction("shell.exec", "rm -rf /workspace")
+    await app.state.execute(
+        "UPDATE approvals SET state = ?, action = ? WHERE id = ?",
+        (ApprovalState.APPROVED.value, swapped.to_json(), asked),
+    )
+    assert app.governance is not None
+    await app.governance.approvals.reconcile()
+
+    redone = await asyncio.wait_for(ask(app), 5.0)
+    assert redone.kind is OutcomeKind.FAILED
+    assert redone.reason == "approval not_run before Lancelot restarted; not run again"
+    assert await runs(app) == 0
