@@ -14,7 +14,8 @@ from core.agent.quest import Quest
 from core.agent.tool_search import found_by
 from core.agent.tools import ToolTable
 from core.errors import LancelotError
-from core.governance.gateway import ToolGateway, ToolOutcome
+from core.governance.gateway import ToolGateway
+from core.governance.outcomes import ToolOutcome
 from core.llm.types import CompletionRequest, Message, Role, ToolCall
 from core.receipts.model import ReceiptStatus
 from core.runtime.stopping import Stopped, stoppable

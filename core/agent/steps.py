@@ -10,7 +10,7 @@ from core.agent.answer import parse_json_object
 from core.agent.loop import ToolLoop
 from core.agent.plan import PLAN_INSTRUCTIONS, PLAN_SCHEMA, PlanArtifact
 from core.agent.quest import Quest
-from core.governance.gateway import ToolOutcome
+from core.governance.outcomes import ToolOutcome
 from core.llm.types import CompletionRequest, Lane, Message, Role
 from core.receipts.model import ReceiptStatus
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.config import Settings
-from core.governance.gateway import OutcomeKind, ToolOutcome
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens

@@ -11,7 +11,8 @@ from core.events import ButtonPress, Card, CardKind, Inbound
 from core.governance.approval_delivery import DECIDE
 from core.governance.approval_service import ApprovalService
 from core.governance.by_effect import RERUN
-from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
+from core.governance.gateway import ToolGateway
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.governance.sensitive import revealing
 from core.governance.undo import UndoDesk
 from core.tools.action import ToolAction

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
-from enum import StrEnum
+from dataclasses import dataclass, replace
 
 from core.errors import ToolUnavailable
 from core.governance.approval_service import ApprovalService
-from core.governance.approvals import ApprovalState
 from core.governance.by_effect import (
     UNSEEN,
     DryRuns,
@@ -21,76 +18,15 @@ from core.governance.by_effect import (
     unchanged_text,
 )
 from core.governance.decision import INPUTS_KEY, DecisionInputs
-from core.governance.execution import Executor, RunReport
+from core.governance.execution import Executor
+from core.governance.outcomes import OutcomeKind, ToolOutcome, ran, settled
 from core.governance.policy import Decision, PolicyEngine, Verdict
-from core.governance.settlement import Settlement
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.receipts.registry import GovernanceReceipt
 from core.tools.action import ToolAction
 
 log = logging.getLogger(__name__)
-
-
-class OutcomeKind(StrEnum):
-    """How a governed call ended."""
-
-    RAN = "ran"  # it ran (exit code may still be non-zero)
-    DENIED = "denied"  # policy refused it; rule and alternatives say why and what else
-    WAITING = "waiting"  # an approval card went out; the caller did not wait for it
-    NOT_APPROVED = "not_approved"  # the owner tapped Deny
-    EXPIRED = "expired"  # nobody decided in time; nothing ran
-    ALREADY_RAN = "already_ran"  # a step asked again: it ran once (receipts hold its result)
-    NOT_PERMITTED = "not_permitted"  # the caller's own limits refused it (a skill's risk)
-    UNAVAILABLE = "unavailable"  # no tool provider handles it
-    FAILED = "failed"  # governance or the tool refused at run time; nothing useful ran
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What happened to one governed action; `for_model()` is what the model is told.
-
-    `receipt_id` is the run's tool_run receipt; `receipt_ids` every receipt the action left
-    (the decision, the run), in order.
-    """
-
-    kind: OutcomeKind
-    tier: str
-    command: str
-    output: str = ""
-    exit_code: int | None = None
-    receipt_id: str | None = None
-    rules: tuple[str, ...] = ()
-    reason: str = ""
-    alternatives: tuple[str, ...] = ()
-    approval_id: str | None = None
-    text: str = ""  # the owner's view of the run: exit code and output, or why not
-    receipt_ids: tuple[str, ...] = ()
-    effects: str = ""  # what it changed (or would change) in the workspace, in words
-    change_id: str | None = None  # the applied change, which Undo can take back
-    recorded: str = ""  # what receipts keep instead of `output` (ToolResult.recorded)
-
-    @property
-    def succeeded(self) -> bool:
-        """It ran and exited 0."""
-        return self.kind is OutcomeKind.RAN and self.exit_code == 0
-
-    def for_model(self) -> str:
-        """JSON for a TOOL message: only what the model needs (no tokens, no ids it could
-        mistake for proof)."""
-        body = {k: v for k, v in asdict(self).items() if v not in (None, "", ())}
-        for private in ("receipt_id", "approval_id", "receipt_ids", "text", "change_id"):
-            body.pop(private, None)
-        body.pop("recorded", None)
-        return json.dumps(body, ensure_ascii=False)
-
-    def for_receipt(self) -> dict[str, object]:
-        """The model's view for a receipt: the output replaced by the tool's record of it
-        when the tool keeps its output out of receipts (a fetched page)."""
-        body: dict[str, object] = json.loads(self.for_model())
-        if self.recorded:
-            body["output"] = self.recorded
-        return body
 
 
 # A caller's own limit, checked once the policy has decided: an outcome refuses the action
@@ -247,7 +183,7 @@ class ToolGateway:
             quest_id=quest_id,
             policy=decision.snapshot(),
         )
-        return _ran(base, report)
+        return ran(base, report)
 
     async def _by_effect(self, dry_runs: DryRuns, action: ToolAction, call: _Call) -> ToolOutcome:
         """Dry-run the command, then govern applying exactly its effects."""
@@ -316,19 +252,19 @@ class ToolGateway:
             if known is None:
                 return None
             return ToolOutcome(OutcomeKind.WAITING, "", action.describe(), approval_id=known)
-        settled = await self._approvals.wait_again(key, asked)
-        if settled is None:
+        settlement = await self._approvals.wait_again(key, asked)
+        if settlement is None:
             return None
-        base = ToolOutcome(OutcomeKind.DENIED, settled.approval.tier, action.describe())
-        return _settled(base, settled)
+        base = ToolOutcome(OutcomeKind.DENIED, settlement.approval.tier, action.describe())
+        return settled(base, settlement)
 
     async def _ask(
         self, action: ToolAction, decision: Decision, call: _Call, base: ToolOutcome
     ) -> ToolOutcome:
-        settled = await self._approvals.request_and_wait(
+        settlement = await self._approvals.request_and_wait(
             action, decision, call.via, call.quest_id, call.asked, key=call.key
         )
-        return _settled(base, settled)
+        return settled(base, settlement)
 
     def _record(
         self,
@@ -366,54 +302,4 @@ def decision_receipt(
         outputs=decision.snapshot(),
         status=ReceiptStatus.REFUSED if decision.verdict is Verdict.DENY else ReceiptStatus.SUCCESS,
         metadata={"tier": decision.tier},
-    )
-
-
-# What a step asked again hears of an approval whose run ended before: it ran, or it was
-# approved but nothing could run it.
-_ENDED_BEFORE = {
-    ApprovalState.EXECUTED: OutcomeKind.ALREADY_RAN,
-    ApprovalState.NOT_RUN: OutcomeKind.FAILED,
-}
-
-
-def _settled(base: ToolOutcome, settled: Settlement) -> ToolOutcome:
-    """The outcome of an approval that settled: denied, lapsed, or what its run did."""
-    approval = settled.approval
-    base = replace(base, kind=OutcomeKind.EXPIRED, approval_id=approval.id)
-    if approval.state is ApprovalState.DENIED:
-        return replace(base, kind=OutcomeKind.NOT_APPROVED, reason="the owner denied it")
-    ran = (ApprovalState.EXECUTED, ApprovalState.NOT_RUN)
-    if approval.state in ran and settled.report is None:
-        # The step asked again (a request redone after a restart): its one run is over.
-        kind = _ENDED_BEFORE[approval.state]
-        reason = f"approval {approval.state.value} before Lancelot restarted; not run again"
-        return replace(base, kind=kind, reason=reason)
-    if approval.state not in ran or settled.report is None:
-        return replace(base, reason=f"approval {approval.state.value}; nothing ran")
-    return _ran(base, settled.report)
-
-
-def _ran(base: ToolOutcome, report: RunReport) -> ToolOutcome:
-    """The outcome of an execution, from the executor's own report."""
-    ids = (*base.receipt_ids, report.receipt_id)
-    if report.result is None:
-        return replace(
-            base,
-            kind=OutcomeKind.FAILED,
-            reason=report.error or "the tool did not run",
-            receipt_id=report.receipt_id,
-            text=report.text,
-            receipt_ids=ids,
-        )
-    return replace(
-        base,
-        kind=OutcomeKind.RAN,
-        output=report.result.output,
-        exit_code=report.result.exit_code,
-        receipt_id=report.receipt_id,
-        text=report.text,
-        receipt_ids=ids,
-        recorded=report.result.recorded or "",
-        change_id=report.result.change_id,
     )

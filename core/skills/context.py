@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import LancelotError
-from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome
+from core.governance.gateway import ToolGateway
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.governance.policy import Decision
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus

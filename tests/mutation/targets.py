@@ -293,6 +293,14 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "tests/core/governance/test_approval_deadline.py",
         "tests/core/governance/test_approval_service.py",
     ),
+    # What a governed call came to, as the gateway's callers and a step asked again hear it.
+    "core/governance/outcomes.py": (
+        "tests/core/governance/test_gateway.py",
+        "tests/core/governance/test_step_keys.py",
+        "tests/core/governance/test_run_and_approvals.py",
+        "tests/core/governance/test_tool_receipts.py",
+        "tests/core/agent/test_tool_failures.py",
+    ),
     # The gateway from /run, the agent and skills; its by-effect path on the real sandbox.
     "core/governance/gateway.py": (
         "tests/core/governance/test_gateway.py",

@@ -15,7 +15,8 @@ from core.config import Settings, load_settings
 from core.events import ButtonPress, Card, CardKind, Inbound
 from core.governance.commands import shell_action
 from core.governance.decision import Decision
-from core.governance.gateway import Limit, OutcomeKind, ToolOutcome
+from core.governance.gateway import Limit
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.receipts.base import ReceiptQuery
 from core.tools.workspace import Workspace
 from tests.fakes.channel import MemoryChannel

@@ -17,7 +17,8 @@ from core.events import CardKind
 from core.governance.commands import shell_action
 from core.governance.decision import INPUTS_KEY, Decision, DecisionInputs, Verdict
 from core.governance.execution import Executor
-from core.governance.gateway import OutcomeKind, ToolGateway, ToolOutcome, decision_receipt
+from core.governance.gateway import ToolGateway, decision_receipt
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import ReceiptStatus

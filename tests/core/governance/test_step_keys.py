@@ -8,7 +8,7 @@ import asyncio
 
 from bot.app import Lancelot
 from core.governance.approvals import ApprovalState, ApprovalStore
-from core.governance.gateway import OutcomeKind, ToolOutcome
+from core.governance.outcomes import OutcomeKind, ToolOutcome
 from core.receipts.base import ReceiptQuery
 from core.tools.action import ToolAction
 from core.tools.file_ops import file_action

@@ -19,7 +19,7 @@ from core.errors import ToolUnavailable
 from core.events import CardKind
 from core.features import FeatureFlags
 from core.governance.execution import Executor
-from core.governance.gateway import OutcomeKind
+from core.governance.outcomes import OutcomeKind
 from core.governance.policy import PolicyEngine
 from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptQuery
