@@ -244,15 +244,17 @@ async def test_a_proposal_with_nothing_or_no_mapping_gets_the_usage(
 async def test_a_change_the_linter_refuses_lists_every_finding(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
-    change = "scheduling_boundaries:\n  allow_autonomous_irreversible: true"
+    change = (
+        "scheduling_boundaries:\n  allow_autonomous_irreversible: true\n"
+        "forbid_silent_degradation: false"
+    )
     card = await say(app, phone, f"/soul propose {change}")
     assert (card.kind, card.title) == (CardKind.REPLY, "Amendment rejected by the linter")
     assert not card.buttons
     [proposed] = await receipt_of(app, "soul_amendment_proposed")
     assert proposed["outputs"] == {"outcome": "REJECTED"}
-    findings = card.body.split("\n")
-    assert all(finding.strip() for finding in findings)
-    assert any("no-autonomous-irreversible" in finding for finding in findings)
+    findings = [line.split(": ")[0] for line in card.body.split("\n")]
+    assert findings == ["CRITICAL no-silent-degradation", "CRITICAL no-autonomous-irreversible"]
 
 
 async def test_no_change_says_which_version_already_says_it(
@@ -313,9 +315,8 @@ async def test_status_shows_the_soul_the_keeper_holds(app: Lancelot, phone: Memo
 
 
 async def test_help_names_soul_and_how_to_amend(app: Lancelot, phone: MemoryChannel) -> None:
-    listed = (await say(app, phone, "/help")).body
-    assert "the constitution; /soul propose <yaml> to amend it" in listed
-    assert "/soul [propose <yaml>]" in listed
+    listed = (await say(app, phone, "/help")).body.splitlines()
+    assert "/soul [propose <yaml>] - the constitution; /soul propose <yaml> to amend it" in listed
 
 
 async def test_a_long_change_shows_its_diff_cut_at_3000_characters(
