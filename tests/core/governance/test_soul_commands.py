@@ -25,11 +25,20 @@ from core.governance.whatif import WhatIf, what_if_recorded
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import ReceiptStatus
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulStore
+from tests.fakes import owner
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import CHAT, OWNER, say, tap
+from tests.fakes.owner import CHAT, OWNER, tap
 
 V1 = (SHIPPED_VERSIONS_DIR / "soul_v1.yaml").read_text(encoding="utf-8")
 TIMEOUT_45 = "/soul propose approval_rules: {timeout_minutes: 45}"
+# A proposal is linted and weighed against the receipts in a thread: the first in a process
+# takes seconds, more on a loaded machine or under the mutation runner's line tracer.
+ANSWER_WITHIN = 30.0
+
+
+async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
+    """The owner's message and the card that answers it (within ANSWER_WITHIN seconds)."""
+    return await owner.say(app, phone, text, ANSWER_WITHIN)
 
 
 async def receipt_of(app: Lancelot, kind: str) -> tuple[dict[str, object], ...]:
