@@ -17,14 +17,14 @@ import shutil
 import tempfile
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from core.errors import PolicyDenied
 from core.receipts.base import ReceiptStore
 from core.receipts.model import Receipt, ReceiptStatus
 from core.tools.action import ToolAction
 from core.tools.base import ToolResult
-from core.tools.workspace import Workspace
+from core.tools.workspace import MOUNT, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,14 @@ def _digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _reported(workspace: Workspace, name: str) -> Path:
+    """The file behind a name a tool reported changing (/workspace/... or relative). The
+    tool wrote that very name, so it is taken as spelled: not decoded, normalised or refused
+    as a name the owner or the model wrote would be (`a%20b.txt` is that file, not `a b.txt`)."""
+    path = PurePosixPath(name)
+    return workspace.root.joinpath(*(path.relative_to(MOUNT) if path.is_absolute() else path).parts)
+
+
 def default_verifier(workspace: Workspace) -> Verifier:
     """The check every T1 step gets: it succeeded, and the files it reports changing hold
     what it reported (nothing else changed them underneath)."""
@@ -140,7 +148,7 @@ def default_verifier(workspace: Workspace) -> Verifier:
         if result.exit_code != 0:
             return f"exited with {result.exit_code}"
         for name, expected in result.file_changes.items():
-            actual = await asyncio.to_thread(_digest, workspace.resolve(name))
+            actual = await asyncio.to_thread(_digest, _reported(workspace, name))
             if actual != expected:
                 return f"{name} does not hold what the step wrote"
         return None

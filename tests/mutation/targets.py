@@ -63,6 +63,7 @@ RUN_BY_EFFECT = (
     "a_workspace_changed_under_the_dry_run_is_not_applied",
     "a_delete_whose_files_are_already_gone_is_not_applied_again",
     "a_message_handled_again_after_a_crash_asks_once",
+    "a_step_failing_its_check_is_undone_and_the_card_says_so",
 )
 # What governance asks of the effect engine: dry runs, their discard and staleness, and the
 # apply that commits one (Docker).

@@ -11,13 +11,23 @@ from pathlib import Path
 import pytest
 
 from bot.app import Lancelot, assemble
+from bot.sandbox import sandbox_limits
+from core.commands.router import CommandContext
 from core.config import Settings, load_settings
 from core.events import ButtonPress, Card, CardKind, Inbound
-from core.governance.commands import shell_action
+from core.governance.commands import GovernanceCommands, shell_action
 from core.governance.decision import Decision
-from core.governance.gateway import Limit
+from core.governance.execution import Executor
+from core.governance.gateway import Limit, ToolGateway
 from core.governance.outcomes import OutcomeKind, ToolOutcome
+from core.governance.rollback import RollbackJournal
 from core.receipts.base import ReceiptQuery
+from core.tools.action import ToolAction
+from core.tools.base import ToolResult
+from core.tools.effects import ShellEffects
+from core.tools.effects.provider import APPLY, EffectApplier, SandboxDryRuns
+from core.tools.router import ToolRouter
+from core.tools.sandbox import DockerEngine
 from core.tools.workspace import Workspace
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import CHAT, OWNER, say, tap
@@ -57,7 +67,9 @@ async def test_a_write_applies_at_once_and_undo_takes_it_back(
     await tap(app, phone, card, "Deny")
     made = await say(app, phone, "/run echo hi > a.txt")
     assert made.kind is CardKind.REPLY
-    assert "Changed: it creates 1 file: a.txt." in made.body
+    assert (
+        made.body == "$ echo hi > a.txt\nexit 0\n(no output)\n\nChanged: it creates 1 file: a.txt."
+    )
     assert (ws(app) / "a.txt").read_text() == "hi\n"
     assert [b.label for b in made.buttons] == ["Undo"]
     undone = await tap(app, phone, made, "Undo")
@@ -65,6 +77,48 @@ async def test_a_write_applies_at_once_and_undo_takes_it_back(
     assert not (ws(app) / "a.txt").exists()
     assert (ws(app) / "notes.md").read_text() == "keep me"
     assert await kinds(app, "change_undone") == ["shell.apply"]
+
+
+async def sandbox_answers() -> str | None:
+    """The sandbox's word when a command comes: nothing is wrong."""
+    return None
+
+
+async def test_a_step_failing_its_check_is_undone_and_the_card_says_so(
+    app: Lancelot, tmp_path: Path
+) -> None:
+    # Something changed the file the step wrote before its check read it (a check that says
+    # so at once stands in for that race): the step is rolled back and the /run card says
+    # so. The gateway is the app's, down to its rollback journal and its check.
+    kit = app.governance
+    assert kit is not None
+    workspace = Workspace(ws(app))
+
+    async def changed_underneath(action: ToolAction, result: ToolResult) -> str | None:
+        return "/workspace/a.txt does not hold what the step wrote"
+
+    (tmp_path / "snapshots").mkdir()
+    journal = RollbackJournal(workspace, app.ledger, changed_underneath, tmp_path / "snapshots")
+    limits = sandbox_limits(app.settings)
+    effects = ShellEffects(DockerEngine(), workspace, tmp_path / "fx", kit.capabilities, limits)
+    async with effects:
+        applier = ToolRouter()
+        applier.register(EffectApplier(effects, kit.capabilities), (APPLY,), local=True)
+        executor = Executor(kit.policy, applier, app.ledger, journal)
+        dry_runs = SandboxDryRuns(effects, sandbox_answers)
+        gateway = ToolGateway(kit.policy, kit.approvals, executor, app.ledger, dry_runs)
+        commands = GovernanceCommands(app.commands, gateway, kit.approvals, workspace)
+        asked = Inbound("memory", OWNER, CHAT, "/run echo hi > a.txt")
+        card = await commands.run(CommandContext(asked, "echo hi > a.txt", "r-1"))
+    assert card is not None
+    assert card.body.split("\n\n") == [
+        "$ echo hi > a.txt\nexit 0\n(no output)",
+        "The step failed its check, so its changes were undone.",
+        "Changed: it creates 1 file: a.txt.",
+    ]
+    assert card.buttons == ()
+    assert not (ws(app) / "a.txt").exists()
+    assert await kinds(app, "verification_failed") == ["shell.apply"]
 
 
 async def test_a_disguised_delete_waits_for_a_card_that_names_the_file(

@@ -118,3 +118,17 @@ async def test_a_failed_command_from_chat_keeps_none_of_its_changes(app: Lancelo
     assert "none of its changes were applied" in failed.body
     assert "creates 1 folder: half/" in failed.body
     assert not (app.home / "workspace" / "half").exists()
+
+
+async def test_files_named_like_escapes_pass_their_check_as_spelled(app: Lancelot) -> None:
+    # The check reads each file the step reported by its own name: not "report v2.txt" for
+    # report%20v2.txt, nor "file.txt" for its ligature spelling (read so, the step failed
+    # its check, and its rollback deleted notes.txt while the others stayed).
+    phone = MemoryChannel()
+    await app.attach(phone)
+    ligature = "\ufb01le.txt"
+    card = await say(app, phone, f"/run touch notes.txt 'report%20v2.txt' {ligature}")
+    assert "failed its check" not in card.body
+    assert card.body.endswith(f"creates 3 files: notes.txt, report%20v2.txt, {ligature}.")
+    made = sorted(p.name for p in (app.home / "workspace").iterdir())
+    assert made == ["notes.txt", "report%20v2.txt", ligature]

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from bot.app import Lancelot, assemble
+from bot.governance import soul_store
 from core.config import Settings
 from core.events import ButtonPress, CardKind
 from core.receipts.base import ReceiptQuery
+from soul import SHIPPED_VERSIONS_DIR
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
 from tests.fakes.workspace import put
@@ -52,6 +54,25 @@ async def test_denylisted_command_names_rule_and_alternatives(app: Lancelot) -> 
         "- Move files to a trash folder in the workspace instead of deleting them.",
     )
     assert "deny" in await kinds(app, "policy_decision")
+
+
+async def test_a_deny_rule_without_alternatives_offers_none(settings: Settings) -> None:
+    # The owner's soul may drop a rule's alternatives (the linter only warns): the refusal
+    # then says why and nothing more.
+    offered = (
+        "      alternatives:\n        - Ask the owner to restart the host by hand.\n"
+        "        - Restart only the service that needs it, through its own command.\n"
+    )
+    v1 = (SHIPPED_VERSIONS_DIR / "soul_v1.yaml").read_text(encoding="utf-8")
+    assert offered in v1
+    v2 = v1.replace("version: 1\n", "version: 2\n", 1).replace(offered, "")
+    soul_store(settings.home).activate(2, text=v2)
+    async with assemble(settings, web=False) as app:
+        card = await say(app, await phone_for(app), "/run shutdown now")
+    assert (card.title, card.body) == (
+        "Not allowed (rule deny-power)",
+        "$ shutdown now\nStops or restarts the machine Lancelot runs on.",
+    )
 
 
 async def test_run_alone_says_how_and_help_names_the_governed_commands(app: Lancelot) -> None:

@@ -25,11 +25,20 @@ from core.governance.whatif import WhatIf, what_if_recorded
 from core.receipts.base import ReceiptQuery
 from core.receipts.model import ReceiptStatus
 from soul import SHIPPED_VERSIONS_DIR, Soul, SoulStore
+from tests.fakes import owner
 from tests.fakes.channel import MemoryChannel
-from tests.fakes.owner import CHAT, OWNER, say, tap
+from tests.fakes.owner import CHAT, OWNER, tap
 
 V1 = (SHIPPED_VERSIONS_DIR / "soul_v1.yaml").read_text(encoding="utf-8")
 TIMEOUT_45 = "/soul propose approval_rules: {timeout_minutes: 45}"
+# A proposal is linted and weighed against the receipts in a thread: the first in a process
+# takes seconds, more on a loaded machine or under the mutation runner's line tracer.
+ANSWER_WITHIN = 30.0
+
+
+async def say(app: Lancelot, phone: MemoryChannel, text: str) -> Card:
+    """The owner's message and the card that answers it (within ANSWER_WITHIN seconds)."""
+    return await owner.say(app, phone, text, ANSWER_WITHIN)
 
 
 async def receipt_of(app: Lancelot, kind: str) -> tuple[dict[str, object], ...]:
@@ -244,15 +253,17 @@ async def test_a_proposal_with_nothing_or_no_mapping_gets_the_usage(
 async def test_a_change_the_linter_refuses_lists_every_finding(
     app: Lancelot, phone: MemoryChannel
 ) -> None:
-    change = "scheduling_boundaries:\n  allow_autonomous_irreversible: true"
+    change = (
+        "scheduling_boundaries:\n  allow_autonomous_irreversible: true\n"
+        "forbid_silent_degradation: false"
+    )
     card = await say(app, phone, f"/soul propose {change}")
     assert (card.kind, card.title) == (CardKind.REPLY, "Amendment rejected by the linter")
     assert not card.buttons
     [proposed] = await receipt_of(app, "soul_amendment_proposed")
     assert proposed["outputs"] == {"outcome": "REJECTED"}
-    findings = card.body.split("\n")
-    assert all(finding.strip() for finding in findings)
-    assert any("no-autonomous-irreversible" in finding for finding in findings)
+    findings = [line.split(": ")[0] for line in card.body.split("\n")]
+    assert findings == ["CRITICAL no-silent-degradation", "CRITICAL no-autonomous-irreversible"]
 
 
 async def test_no_change_says_which_version_already_says_it(
@@ -313,9 +324,8 @@ async def test_status_shows_the_soul_the_keeper_holds(app: Lancelot, phone: Memo
 
 
 async def test_help_names_soul_and_how_to_amend(app: Lancelot, phone: MemoryChannel) -> None:
-    listed = (await say(app, phone, "/help")).body
-    assert "the constitution; /soul propose <yaml> to amend it" in listed
-    assert "/soul [propose <yaml>]" in listed
+    listed = (await say(app, phone, "/help")).body.splitlines()
+    assert "/soul [propose <yaml>] - the constitution; /soul propose <yaml> to amend it" in listed
 
 
 async def test_a_long_change_shows_its_diff_cut_at_3000_characters(
