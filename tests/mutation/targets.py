@@ -441,6 +441,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/effects.py": ("tests/soul/test_effects.py",),
     # The shape of a soul: defaults and bounds; the shipped soul read through the linter.
     "soul/schema.py": ("tests/soul/test_schema.py", "tests/soul/test_document.py"),
+    # Recorded decisions decided again: receipts made by hand and by the engine, the suite's
+    # guard over them, and /run's and the agent's ledgers on the real sandbox (Docker).
+    "core/governance/replay.py": (
+        "tests/core/governance/test_replay.py",
+        "tests/test_replayed_decisions.py",
+        "tests/core/governance/test_decision.py::test_decisions_an_earlier_release_recorded_replay_the_same",
+    ),
     # The owner's /soul commands, through the assembled app (no Docker) and on their own.
     "core/governance/soul_commands.py": (
         "tests/core/governance/test_soul_commands.py",
