@@ -55,7 +55,7 @@ def with_risk(soul: Soul, **changes: object) -> Soul:
 
 def test_the_same_soul_changes_nothing() -> None:
     found = what_if(history("ls", "make", "rm -rf /workspace/old", "rm -rf /"), SHIPPED, 30)
-    assert (found.decisions, found.changed, found.not_replayable) == (4, 0, 0)
+    assert (found.decisions, found.not_replayable) == (4, 0)
     assert found.sentence() == "Over the last 30 days this would have changed none of 4 decisions."
 
 
@@ -104,7 +104,7 @@ def test_old_receipts_are_counted_as_not_replayable(inputs: object) -> None:
         *(json.dumps(inputs) if i == 5 else v for i, v in enumerate(_fields(old)))
     )
     found = what_if([older, *history("ls")], with_risk(SHIPPED, default_tier="T3"), 30)
-    assert (found.decisions, found.not_replayable, found.changed) == (1, 1, 0)
+    assert (found.decisions, found.not_replayable, found.would_ask.count) == (1, 1, 0)
 
 
 def test_no_history_says_so() -> None:
