@@ -65,11 +65,6 @@ class WhatIf:
     would_run: Tally  # asked; would now run without asking
     would_refuse: Tally  # was not refused; would now be
 
-    @property
-    def changed(self) -> int:
-        """Decisions that would have gone otherwise."""
-        return self.would_ask.count + self.would_run.count + self.would_refuse.count
-
     def sorts(self) -> tuple[tuple[str, Tally], ...]:
         """Each way a decision would go otherwise, in words, with its tally (what the CLI
         and the receipt page list)."""

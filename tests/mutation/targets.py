@@ -450,6 +450,20 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "soul/effects.py": ("tests/soul/test_effects.py",),
     # The shape of a soul: defaults and bounds; the shipped soul read through the linter.
     "soul/schema.py": ("tests/soul/test_schema.py", "tests/soul/test_document.py"),
+    # Recorded decisions decided again: receipts made by hand and by the engine, the suite's
+    # guard over them, and /run's and the agent's ledgers on the real sandbox (Docker).
+    "core/governance/replay.py": (
+        "tests/core/governance/test_replay.py",
+        "tests/test_replayed_decisions.py",
+        "tests/core/governance/test_decision.py::test_decisions_an_earlier_release_recorded_replay_the_same",
+    ),
+    # A proposed Soul over receipts the engine made, and over a real ledger's period: the
+    # amendment's card and its page after /run on the real sandbox (Docker).
+    "core/governance/whatif.py": (
+        "tests/core/governance/test_whatif.py",
+        "tests/core/governance/test_soul_commands.py::"
+        "test_a_ledger_that_cannot_be_read_is_named_on_the_card",
+    ),
     # The owner's /soul commands, through the assembled app (no Docker) and on their own.
     "core/governance/soul_commands.py": (
         "tests/core/governance/test_soul_commands.py",

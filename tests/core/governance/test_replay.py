@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from bot.app import Lancelot
-from bot.governance import load_soul
+from bot.governance import load_soul, soul_store
 from bot.ledger import LEDGER_FILE
 from core.config import Settings, load_settings
 from core.events import CardKind
 from core.governance.decision import INPUTS_KEY
+from core.governance.gateway import decision_receipt
+from core.governance.policy import PolicyEngine
 from core.governance.replay import (
     NotReplayable,
     ReplayReport,
@@ -24,7 +26,12 @@ from core.governance.replay import (
 )
 from core.receipts.history import stored_of_kind
 from core.receipts.model import StoredReceipt
+from core.tools.action import ToolAction
+from core.tools.capability import CapabilityTokens
+from soul import Soul
 from tests.bot.test_agent_end_to_end import CLEANUP, lancelot
+from tests.core.governance.test_whatif import SHIPPED, with_risk
+from tests.core.governance.test_whatif import stored as read_back
 from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
 from tests.fakes.workspace import put
@@ -148,4 +155,80 @@ def test_an_older_or_damaged_receipt_is_not_replayable(inputs: object, reason: s
     report = replay([stored(inputs)], one_soul(load_soul(Path("/nonexistent")).current))
     assert report.steps == ()
     assert report.not_replayable == (found,)
+    assert report.ok
+
+
+def judged(
+    soul: Soul, *commands: str, autonomous: bool = False, crusader: bool = False
+) -> list[StoredReceipt]:
+    """The receipts `soul`'s engine leaves for these /run commands."""
+    engine = PolicyEngine(lambda: soul, CapabilityTokens(b"k" * 32), crusader=lambda: crusader)
+    found = []
+    for seq, command in enumerate(commands, start=1):
+        action = ToolAction("shell.exec", command, {})
+        decision, inputs = engine.judge(action, autonomous=autonomous)
+        found.append(read_back(decision_receipt(action, decision, inputs=inputs), seq))
+    return found
+
+
+@pytest.mark.parametrize("outputs", [{"tier": "T0"}, "allow"])
+def test_a_decision_whose_verdict_is_not_recorded_is_not_replayable(outputs: object) -> None:
+    (listing,) = judged(SHIPPED, "ls")
+    damaged = stored(listing.decoded("inputs"), outputs)
+    report = replay([damaged, listing], one_soul(SHIPPED))
+    assert report.not_replayable == (NotReplayable("r7", 7, "ls", "the verdict is not recorded"),)
+    assert [step.number for step in report.steps] == [2]
+
+
+def test_a_decision_that_recorded_no_command_is_named_by_its_receipt() -> None:
+    (listing,) = judged(SHIPPED, "ls")
+    inputs = {k: v for k, v in listing.decoded("inputs").items() if k != "command"}
+    report = replay(
+        [stored(inputs, {**listing.decoded("outputs"), "tier": "T1"})], one_soul(SHIPPED)
+    )
+    assert report.steps[0].explain() == "step 1 (r7): tier: T1, now T0"
+    unreadable = {**inputs, INPUTS_KEY: {"action": {}}}
+    assert read_decision(stored(unreadable)).command == ""
+
+
+def test_the_same_verdict_by_other_rules_is_a_difference() -> None:
+    renamed = tuple(
+        rule.model_copy(update={"id": "shell-remove", "kind": "file.delete"})
+        if rule.id == "shell-delete"
+        else rule
+        for rule in SHIPPED.risk_rules.rules
+    )
+    report = replay(judged(SHIPPED, "rm old.txt"), one_soul(with_risk(SHIPPED, rules=renamed)))
+    assert report.steps[0].differences == (
+        "rules: [shell-delete], now [shell-remove]",
+        "kinds: [shell.destructive, shell.exec], now [file.delete, shell.exec]",
+    )
+    assert not report.ok
+
+
+def test_work_crusader_mode_ran_is_asked_about_under_a_soul_without_it() -> None:
+    ran = judged(SHIPPED, "make", autonomous=True, crusader=True)
+    tiers = SHIPPED.crusader.model_copy(update={"auto_approve_tiers": ("T1",)})
+    report = replay(ran, one_soul(SHIPPED.model_copy(update={"crusader": tiers})))
+    assert report.steps[0].differences == (
+        "verdict: allow, now needs_approval",
+        "reason: auto-approved in Crusader mode, now T2 action needs your approval",
+        "auto_approved: True, now False",
+    )
+
+
+def test_a_soul_gone_or_changed_on_disk_is_not_taken_for_the_one_that_decided(
+    tmp_path: Path,
+) -> None:
+    changed = with_risk(SHIPPED, default_tier="T3")
+    later = SHIPPED.model_copy(update={"version": 9})
+    store = soul_store(tmp_path)
+    receipts = [*judged(changed, "make"), *judged(later, "ls", "pwd"), *judged(SHIPPED, "ls")]
+    report = replay(receipts, recorded_souls(store))
+    assert [(gone.command, gone.reason) for gone in report.not_replayable] == [
+        ("make", "soul v1 on disk is not the soul that decided (its content changed)"),
+        ("ls", "soul version 9 does not exist"),
+        ("pwd", "soul version 9 does not exist"),
+    ]
+    assert [step.number for step in report.steps] == [4]
     assert report.ok

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -12,12 +14,14 @@ import aiohttp
 import pytest
 
 from bot.app import Lancelot, assemble
+from bot.ledger import LEDGER_FILE
 from core.config import Settings, load_settings
 from core.events import CardKind
 from core.governance.decision import INPUTS_KEY
 from core.governance.gateway import decision_receipt
 from core.governance.policy import PolicyEngine
-from core.governance.whatif import EXAMPLES, what_if
+from core.governance.whatif import what_if, what_if_recorded
+from core.receipts.ledger import SqliteLedger
 from core.receipts.model import Receipt, StoredReceipt
 from core.tools.action import ToolAction
 from core.tools.capability import CapabilityTokens
@@ -26,6 +30,9 @@ from tests.fakes.channel import MemoryChannel
 from tests.fakes.owner import say, tap
 
 SHIPPED = SoulStore(SHIPPED_VERSIONS_DIR, Path("/nonexistent")).load_active()
+# Linting, diffing and weighing a proposal over the ledger can take past 5 s on a busy
+# machine (or under the mutation runner's line tracer): the card is awaited longer.
+PROPOSAL = "/soul propose risk_rules: {effects: {creates: T3}}"
 
 
 def stored(receipt: Receipt, seq: int) -> StoredReceipt:
@@ -55,7 +62,7 @@ def with_risk(soul: Soul, **changes: object) -> Soul:
 
 def test_the_same_soul_changes_nothing() -> None:
     found = what_if(history("ls", "make", "rm -rf /workspace/old", "rm -rf /"), SHIPPED, 30)
-    assert (found.decisions, found.changed, found.not_replayable) == (4, 0, 0)
+    assert (found.decisions, found.not_replayable) == (4, 0)
     assert found.sentence() == "Over the last 30 days this would have changed none of 4 decisions."
 
 
@@ -84,17 +91,38 @@ def test_a_new_deny_rule_refuses_and_everything_is_counted_once() -> None:
     rule = DenyRule(id="no-make", commands=(("make",),), reason="no builds here")
     stricter = with_risk(SHIPPED, denylist=(*SHIPPED.risk_rules.denylist, rule), default_tier="T3")
     found = what_if(history("make", "cargo build", "rm -rf /"), stricter, 30)
-    assert (found.would_refuse.count, found.would_ask.count) == (1, 1)
+    assert [(sort, tally.count) for sort, tally in found.sorts()] == [
+        ("would now ask", 1),
+        ("would now run without asking", 0),
+        ("would now be refused", 1),
+    ]
     assert found.sentence() == (
         "Over the last 30 days this would have asked you once more and refused 1 command that "
         "was allowed."
     )
 
 
-def test_examples_are_few_and_counts_are_all() -> None:
+def test_all_three_changes_are_told_in_one_sentence() -> None:
+    rules = tuple(
+        rule.model_copy(update={"tier": "T3"}) if rule.id == "shell-workspace-write" else rule
+        for rule in SHIPPED.risk_rules.rules
+    )
+    deny = DenyRule(id="no-cargo", commands=(("cargo",),), reason="no builds here")
+    proposed = with_risk(SHIPPED, rules=rules, denylist=(*SHIPPED.risk_rules.denylist, deny))
+    wider = SHIPPED.scheduling_boundaries.model_copy(update={"max_tier_without_approval": "T2"})
+    proposed = proposed.model_copy(update={"scheduling_boundaries": wider})
+    asked = history("make", autonomous=True)
+    found = what_if([*history("mkdir build", "cargo build", "cargo test"), *asked], proposed, 30)
+    assert found.sentence() == (
+        "Over the last 30 days this would have asked you once more, let 1 command run that "
+        "asked and refused 2 commands that were allowed."
+    )
+
+
+def test_examples_are_the_first_few_and_counts_are_all() -> None:
     found = what_if(history(*["make"] * 40), with_risk(SHIPPED, default_tier="T3"), 30)
     assert found.would_ask.count == 40
-    assert len(found.would_ask.examples) == EXAMPLES
+    assert [change.decision.seq for change in found.would_ask.examples] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize("inputs", [{"command": "make"}, {"command": "make", INPUTS_KEY: {}}])
@@ -104,7 +132,7 @@ def test_old_receipts_are_counted_as_not_replayable(inputs: object) -> None:
         *(json.dumps(inputs) if i == 5 else v for i, v in enumerate(_fields(old)))
     )
     found = what_if([older, *history("ls")], with_risk(SHIPPED, default_tier="T3"), 30)
-    assert (found.decisions, found.not_replayable, found.changed) == (1, 1, 0)
+    assert (found.decisions, found.not_replayable, found.would_ask.count) == (1, 1, 0)
 
 
 def test_no_history_says_so() -> None:
@@ -130,7 +158,7 @@ async def test_the_amendment_card_states_its_effect_on_the_history(
 ) -> None:
     for command in ("echo hi > a.txt", "mkdir build", "ls"):
         assert (await say(app, phone, f"/run {command}", wait=30.0)).kind is CardKind.REPLY
-    card = await say(app, phone, "/soul propose risk_rules: {effects: {creates: T3}}")
+    card = await say(app, phone, PROPOSAL, wait=30.0)
     assert card.kind is CardKind.APPROVAL
     assert "-    creates: T1\n+    creates: T3" in card.body
     sentence = "Over the last 30 days this would have asked you 2 more times."
@@ -165,7 +193,7 @@ async def test_the_card_links_to_the_list_of_changes_on_the_receipt_page(
         await app.attach(phone)
         for command in ("echo hi > a.txt", "mkdir build", "ls"):
             assert (await say(app, phone, f"/run {command}", wait=30.0)).kind is CardKind.REPLY
-        card = await say(app, phone, "/soul propose risk_rules: {effects: {creates: T3}}")
+        card = await say(app, phone, PROPOSAL, wait=30.0)
         (link,) = [b.url for b in card.buttons if b.label == "See the list"]
         assert link is not None
         path = urlsplit(link).path
@@ -181,3 +209,23 @@ async def test_the_card_links_to_the_list_of_changes_on_the_receipt_page(
     assert "echo hi > a.txt (T1 allow, now T3 needs_approval)" in page
     assert "mkdir build (T1 allow, now T3 needs_approval)" in page
     assert "Would now run without asking: 0" in page
+
+
+async def test_the_period_reaches_back_exactly_the_days_asked(tmp_path: Path) -> None:
+    engine = PolicyEngine(lambda: SHIPPED, CapabilityTokens(b"k" * 32))
+    async with SqliteLedger(tmp_path / LEDGER_FILE) as ledger:
+        for day, command in ((1, "make"), (2, "cargo build")):
+            action = ToolAction("shell.exec", command, {})
+            decision, inputs = engine.judge(action)
+            receipt = decision_receipt(action, decision, inputs=inputs)
+            ledger.append(replace(receipt, timestamp=f"2026-03-0{day}T12:00:00.000000Z"))
+    stricter = with_risk(SHIPPED, default_tier="T3")
+    day_after = datetime(2026, 3, 3, 12, tzinfo=UTC).timestamp()
+
+    def asked_again(days: int, now: float) -> list[str]:
+        found = what_if_recorded(tmp_path / LEDGER_FILE, stricter, days, now=now)
+        return [change.decision.command for change in found.would_ask.examples]
+
+    assert asked_again(1, day_after) == ["cargo build"]
+    assert asked_again(1, day_after + 1) == []
+    assert asked_again(2, day_after) == ["make", "cargo build"]
