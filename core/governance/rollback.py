@@ -132,12 +132,20 @@ def _digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _reported(workspace: Workspace, name: str) -> Path:
-    """The file behind a name a tool reported changing (/workspace/... or relative). The
-    tool wrote that very name, so it is taken as spelled: not decoded, normalised or refused
-    as a name the owner or the model wrote would be (`a%20b.txt` is that file, not `a b.txt`)."""
+def _reported(workspace: Workspace, name: str) -> Path | None:
+    """The file behind a name a tool reported changing (/workspace/... or relative), or None
+    when that name leads out of the workspace. The tool wrote that very name, so it is taken
+    as spelled: not decoded or normalised as a name the owner or the model wrote would be
+    (`a%20b.txt` is that file, not `a b.txt`)."""
     path = PurePosixPath(name)
-    return workspace.root.joinpath(*(path.relative_to(MOUNT) if path.is_absolute() else path).parts)
+    if path.is_absolute():
+        if not path.is_relative_to(MOUNT):
+            return None
+        path = path.relative_to(MOUNT)
+    if ".." in path.parts:
+        return None
+    real = workspace.root.joinpath(*path.parts).resolve(strict=False)
+    return real if real.is_relative_to(workspace.root) else None
 
 
 def default_verifier(workspace: Workspace) -> Verifier:
@@ -148,7 +156,10 @@ def default_verifier(workspace: Workspace) -> Verifier:
         if result.exit_code != 0:
             return f"exited with {result.exit_code}"
         for name, expected in result.file_changes.items():
-            actual = await asyncio.to_thread(_digest, _reported(workspace, name))
+            path = _reported(workspace, name)
+            if path is None:
+                return f"{name} is not a file in the workspace"
+            actual = await asyncio.to_thread(_digest, path)
             if actual != expected:
                 return f"{name} does not hold what the step wrote"
         return None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+
+import pytest
 
 from bot.app import Lancelot
 from core.governance.execution import Executor
 from core.governance.policy import PolicyEngine
-from core.governance.rollback import RollbackJournal, touched_paths
+from core.governance.rollback import RollbackJournal, default_verifier, touched_paths
 from core.receipts.base import ReceiptQuery
 from core.receipts.ledger import SqliteLedger
 from core.tools.action import ToolAction
@@ -132,3 +135,25 @@ async def test_files_named_like_escapes_pass_their_check_as_spelled(app: Lancelo
     assert card.body.endswith(f"creates 3 files: notes.txt, report%20v2.txt, {ligature}.")
     made = sorted(p.name for p in (app.home / "workspace").iterdir())
     assert made == ["notes.txt", "report%20v2.txt", ligature]
+
+
+@pytest.mark.parametrize(
+    "name", ["/etc/hostname", "../outside.txt", "/workspace/../outside.txt", "out/secret.txt"]
+)
+async def test_a_step_reporting_a_file_outside_the_workspace_fails_its_check(
+    workspace: Workspace, name: str
+) -> None:
+    """Names a step reports are read as spelled, but never outside the workspace: not an
+    absolute path elsewhere, not `..`, not through a link leading out."""
+    outside = workspace.root.parent / "outside.txt"
+    outside.write_text("x")
+    (workspace.root.parent / "secret.txt").write_text("x")
+    (workspace.root / "out").symlink_to(workspace.root.parent)
+    check = default_verifier(workspace)
+    wrote = hashlib.sha256(b"x").hexdigest()
+    result = ToolResult(output="", exit_code=0, file_changes={name: wrote})
+    action = ToolAction(SHELL, "touch x")
+    assert await check(action, result) == f"{name} is not a file in the workspace"
+    inside = ToolResult(output="", exit_code=0, file_changes={"/workspace/in.txt": wrote})
+    (workspace.root / "in.txt").write_text("x")
+    assert await check(action, inside) is None
