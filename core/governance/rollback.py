@@ -142,8 +142,6 @@ def _reported(workspace: Workspace, name: str) -> Path | None:
         if not path.is_relative_to(MOUNT):
             return None
         path = path.relative_to(MOUNT)
-    if ".." in path.parts:
-        return None
     real = workspace.root.joinpath(*path.parts).resolve(strict=False)
     return real if real.is_relative_to(workspace.root) else None
 
