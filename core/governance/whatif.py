@@ -86,7 +86,12 @@ class WhatIf:
             parts.append(f"let {_commands(self.would_run.count)} run that asked")
         if self.would_refuse.count:
             refused = self.would_refuse.count
-            parts.append(f"refused {_commands(refused)} that {_was(refused)} allowed")
+            # Refused now: each was allowed before, or asked about (the owner may have said yes).
+            parts.append(
+                f"refused {_commands(refused)} that {_was(refused)} allowed or asked about"
+            )
+        if not parts and self.decisions == 1:
+            return f"{period} this would not have changed the one decision recorded."
         if not parts:
             return f"{period} this would have changed none of {self.decisions:,} decisions."
         joined = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"

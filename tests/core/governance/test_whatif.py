@@ -64,6 +64,11 @@ def test_the_same_soul_changes_nothing() -> None:
     found = what_if(history("ls", "make", "rm -rf /workspace/old", "rm -rf /"), SHIPPED, 30)
     assert (found.decisions, found.not_replayable) == (4, 0)
     assert found.sentence() == "Over the last 30 days this would have changed none of 4 decisions."
+    one = what_if(history("ls"), SHIPPED, 30)
+    assert (
+        one.sentence()
+        == "Over the last 30 days this would not have changed the one decision recorded."
+    )
 
 
 def test_a_stricter_default_asks_more_and_names_the_commands() -> None:
@@ -98,7 +103,7 @@ def test_a_new_deny_rule_refuses_and_everything_is_counted_once() -> None:
     ]
     assert found.sentence() == (
         "Over the last 30 days this would have asked you once more and refused 1 command that "
-        "was allowed."
+        "was allowed or asked about."
     )
 
 
@@ -115,7 +120,7 @@ def test_all_three_changes_are_told_in_one_sentence() -> None:
     found = what_if([*history("mkdir build", "cargo build", "cargo test"), *asked], proposed, 30)
     assert found.sentence() == (
         "Over the last 30 days this would have asked you once more, let 1 command run that "
-        "asked and refused 2 commands that were allowed."
+        "asked and refused 2 commands that were allowed or asked about."
     )
 
 
