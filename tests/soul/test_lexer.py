@@ -46,6 +46,19 @@ def test_an_escaped_character_is_that_character(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "ran"),
+    [
+        ("echo 'rm -rf x'", [("echo", ("rm -rf x",))]),  # one argument, no command
+        ('echo "rm -rf x"', [("echo", ("rm -rf x",))]),
+        ("r''m x", [("rm", ("x",))]),
+        ('r""m x', [("rm", ("x",))]),
+    ],
+)
+def test_quotes_make_one_word_of_what_they_hold(line: str, ran: list[tuple[str, ...]]) -> None:
+    assert commands(line) == ran
+
+
+@pytest.mark.parametrize(
     ("line", "why"),
     [
         ("echo 'rm x", "a ' is not closed"),
@@ -90,6 +103,7 @@ def test_a_process_substitution_before_a_parameter_makes_the_word_unknown() -> N
         ("f ( \t)", ("f", "()")),  # a function's empty parentheses, blanks inside or not
         ("f ( )", ("f", "()")),
         ("( w)", ("(", "w", ")")),  # a subshell that runs w
+        ("f()(w)", ("f", "()", "(", "w", ")")),  # a function whose body is a subshell
         ("ls (", ("ls", "(")),
         ("ls ( ", ("ls", "(")),
         ("ls | )", ("ls", "|", ")")),  # only an opening parenthesis starts a pair
