@@ -14,7 +14,7 @@ import pytest
 from core.errors import ToolFailed
 from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
-from core.tools.effects import EffectSettings, ShellEffects, UndoRefused
+from core.tools.effects import EffectSettings, ShellEffects, UndoRefused, UndoUnavailable
 from core.tools.effects.host import MAX_TREE
 from core.tools.effects.objects import ObjectStore
 from core.tools.file_ops import FileOps
@@ -98,6 +98,8 @@ async def test_an_overwrite_keeps_the_old_content_until_undone(
     assert result.change_id == change.id
     await journal.undo(change.id)
     assert target.read_text() == "the owner's own words\n"
+    with pytest.raises(UndoUnavailable, match="it was already undone"):
+        await journal.undo(change.id)
 
 
 async def test_undo_refuses_when_a_later_change_touched_the_file(
