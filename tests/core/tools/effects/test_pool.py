@@ -1,6 +1,7 @@
 """The warm pool of dry-run slots on the real engine: a slot that cannot be made fails each
 waiting dry run at once, with the engine's reason; a slot masked for the workspace as it was is
-thrown away whole; a pool keeps its size of slots waiting; a closed pool refuses."""
+thrown away whole; a warmed pool starts its size of slots and keeps that many waiting; a
+closed pool refuses."""
 
 from __future__ import annotations
 
@@ -53,6 +54,17 @@ async def test_a_slot_masked_for_the_workspace_as_it_was_leaves_nothing_behind(
         run = await dry_run(effects, capabilities, "cat keys/server.k''ey")
     assert SECRET not in run.result.output
     assert list((home / "dryruns").iterdir()) == []
+
+
+async def test_a_warmed_pool_starts_its_size_of_slots_before_any_command(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+) -> None:
+    async with ShellEffects(
+        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=2)
+    ) as effects:
+        await effects.warm()
+    # Leaving waits for the slots being made, then removes them.
+    assert len(effects.pool.factory.launched) == 2
 
 
 async def test_a_pool_keeps_as_many_slots_waiting_as_its_size(
