@@ -87,6 +87,30 @@ DRY_RUNS = (
     "nothing_runs_without_the_policy_engines_token",
     "processes_left_running_die_with_the_command",
 )
+# Dry runs that take slots from the warm pool, and one refused before any is made.
+POOLED = (
+    "output_stderr_and_exit_code_come_from_the_dry_run",
+    "nothing_runs_without_the_policy_engines_token",
+)
+# What an apply commits, refuses and drops (the comparisons with a real run are slow).
+APPLIED = (
+    "a_file_changed_since_the_dry_run_stops_the_apply",
+    "a_path_that_appeared_or_a_directory_that_grew_is_stale",
+    "only_the_effects_shown_can_be_applied",
+    "an_unknown_dry_run_cannot_be_applied",
+    "apply_runs_nothing_again",
+    "a_dry_run_expires",
+    "a_dry_run_whose_copy_was_lost_is_gone",
+)
+# Undo's refusals, window and backups (the host changes restore every kind).
+UNDONE = (
+    "an_unknown_change_cannot_be_undone",
+    "undo_refuses_when_a_later_change_touched_a_file",
+    "undo_after_a_later_change_was_itself_undone",
+    "the_undo_window_closes",
+    "backups_are_kept_by_content_and_released_after_undo",
+    "backups_over_budget_or_age_are_pruned",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "core/security/tokens.py": (f"{SECURITY}/test_tokens.py",),
     "core/security/pairing.py": (f"{SECURITY}/test_pairing.py",),
@@ -439,6 +463,40 @@ TARGETS: dict[str, tuple[str, ...]] = {
         *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in DRY_RUNS),
         "tests/core/tools/effects/test_restart.py",
         "tests/core/tools/effects/test_masked.py::test_a_dry_run_never_shows_a_masked_file_changed",
+    ),
+    # The warm pool under real dry runs (Docker): filled, warmed, swept at its first start,
+    # a slot masked for a workspace since changed thrown away, failures reported, emptied.
+    "core/tools/effects/pool.py": (
+        "tests/core/tools/effects/test_pool.py",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in POOLED),
+        "tests/core/tools/effects/test_masked.py::"
+        "test_a_sensitive_file_added_after_the_slots_were_made_is_masked",
+        "tests/core/tools/effects/test_overlay.py::"
+        "test_used_and_waiting_slots_leave_only_a_kept_dry_runs_private_upper_layer",
+        "tests/core/tools/effects/test_edges.py::"
+        "test_a_missing_image_fails_the_dry_run_clearly_and_runs_nothing",
+        "tests/core/tools/effects/test_restart.py::"
+        "test_a_start_with_no_mark_leaves_the_engine_alone_until_the_pool_starts",
+        "tests/core/tools/effects/test_apply.py::test_apply_runs_nothing_again",
+    ),
+    # The engine's service: the file tools' changes and their undo on the host (no dry run),
+    # then dry runs, applies, discards, undos and expiry on the real sandbox (Docker).
+    "core/tools/effects/service.py": (
+        "tests/core/tools/effects/test_host_changes.py",
+        *(f"tests/core/tools/effects/test_apply.py::test_{name}" for name in APPLIED),
+        *(f"tests/core/tools/effects/test_undo.py::test_{name}" for name in UNDONE),
+        "tests/core/tools/effects/test_provider.py",
+        "tests/core/tools/effects/test_restart.py::"
+        "test_approve_after_a_restart_applies_the_dry_run_and_undo_still_works",
+        "tests/core/tools/effects/test_restart.py::"
+        "test_dry_runs_that_expired_while_down_are_cleaned_at_startup",
+        *(f"tests/core/tools/effects/test_dry_run.py::test_{name}" for name in POOLED),
+        "tests/core/tools/effects/test_dry_run.py::test_processes_left_running_die_with_the_command",
+        "tests/core/tools/effects/test_edges.py::test_health_says_when_dry_runs_can_run",
+        "tests/core/tools/effects/test_edges.py::"
+        "test_a_missing_image_fails_the_dry_run_clearly_and_runs_nothing",
+        "tests/core/tools/effects/test_overlay.py::"
+        "test_used_and_waiting_slots_leave_only_a_kept_dry_runs_private_upper_layer",
     ),
     # The versions on disk and their amendments, over a private copy of the shipped ones.
     "soul/store.py": ("tests/soul/test_store.py", "tests/soul/test_amendments.py"),

@@ -141,6 +141,11 @@ async def test_only_the_effects_shown_can_be_applied(
         await effects.apply(run.id, run.effects.digest)
 
 
+async def test_an_unknown_dry_run_cannot_be_applied(effects: ShellEffects) -> None:
+    with pytest.raises(DryRunGone, match="is unknown"):
+        await effects.apply("no-such-dry-run", "0" * 64)
+
+
 async def test_apply_runs_nothing_again(
     effects: ShellEffects, capabilities: CapabilityTokens, workspace: Workspace
 ) -> None:
@@ -153,6 +158,7 @@ async def test_apply_runs_nothing_again(
 
     assert hashlib.sha256(written).hexdigest() == shown
     assert len(effects.pool.factory.launched) - launched <= effects.settings.pool_size
+    assert not (workspace.root.parent / "dryruns" / run.id).exists()  # its copy is let go
 
 
 async def test_a_dry_run_expires(
@@ -164,9 +170,12 @@ async def test_a_dry_run_expires(
         DockerEngine(), workspace, home, capabilities, limits, settings, clock=lambda: now[0]
     ) as engine:
         run = await dry_run(engine, capabilities, "echo x > f")
-        now[0] += 61
-        with pytest.raises(DryRunGone, match="expired"):
+        now[0] += 60  # at its very deadline, as the start-up's tidying counts it
+        with pytest.raises(DryRunGone, match="has expired"):
             await engine.apply(run.id, run.effects.digest)
+        kept = await engine.get(run.id)
+        assert kept is not None
+        assert kept.state == "expired"
     assert not (workspace.root / "f").exists()
     assert not (home / "dryruns" / run.id).exists()
 
@@ -177,5 +186,7 @@ async def test_a_dry_run_whose_copy_was_lost_is_gone(
     run = await dry_run(effects, capabilities, "echo x > f")
     shutil.rmtree(home / "dryruns" / run.id)
     with pytest.raises(DryRunGone, match="lost its dry-run copy"):
+        await effects.apply(run.id, run.effects.digest)
+    with pytest.raises(DryRunGone, match="was already discarded"):
         await effects.apply(run.id, run.effects.digest)
     assert not (workspace.root / "f").exists()

@@ -14,8 +14,7 @@ import pytest
 from core.errors import ToolFailed
 from core.tools.base import ToolResult
 from core.tools.capability import CapabilityTokens
-from core.tools.effects import EffectSettings, ShellEffects, UndoRefused
-from core.tools.effects.host import MAX_TREE
+from core.tools.effects import EffectSettings, ShellEffects, UndoRefused, UndoUnavailable, host
 from core.tools.effects.objects import ObjectStore
 from core.tools.file_ops import FileOps
 from core.tools.sandbox import DockerEngine, SandboxLimits
@@ -98,6 +97,8 @@ async def test_an_overwrite_keeps_the_old_content_until_undone(
     assert result.change_id == change.id
     await journal.undo(change.id)
     assert target.read_text() == "the owner's own words\n"
+    with pytest.raises(UndoUnavailable, match="it was already undone"):
+        await journal.undo(change.id)
 
 
 async def test_undo_refuses_when_a_later_change_touched_the_file(
@@ -156,8 +157,10 @@ async def test_a_tree_too_large_for_one_change_is_refused_whole(
     workspace: Workspace,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("core.tools.effects.host.MAX_TREE", 3)
-    assert MAX_TREE > 3
+    # The module itself, not its dotted name: the mutation runner imports the package afresh
+    # without its submodules' attributes.
+    assert host.MAX_TREE > 3
+    monkeypatch.setattr(host, "MAX_TREE", 3)
     with pytest.raises(ToolFailed, match="more than 3 paths; nothing was changed"):
         await do(ops, capabilities, "file.delete", path="tree", recursive=True)
     assert (workspace.root / "tree/deep/b.txt").read_text() == "b"

@@ -61,6 +61,11 @@ async def test_undo_restores_exactly_the_prior_state(
         await effects.undo(change_id)
 
 
+async def test_an_unknown_change_cannot_be_undone(effects: ShellEffects) -> None:
+    with pytest.raises(UndoUnavailable, match="that change is unknown"):
+        await effects.undo("no-such-change")
+
+
 async def test_undo_restores_deleted_git_refs(
     effects: ShellEffects, capabilities: CapabilityTokens, workspace: Workspace
 ) -> None:
@@ -131,7 +136,7 @@ async def test_the_undo_window_closes(
     ) as engine:
         change_id = await apply(engine, capabilities, "echo x > f")
         assert [c.id for c in await engine.recent_changes()] == [change_id]
-        now[0] += 3601
+        now[0] += 3600  # the window's last instant is past it, as /undo's list counts it
         assert await engine.recent_changes() == []
         with pytest.raises(UndoUnavailable, match="time to undo it has passed"):
             await engine.undo(change_id)
