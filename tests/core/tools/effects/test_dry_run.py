@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,9 @@ async def test_a_command_past_its_time_is_killed_and_what_it_wrote_is_still_show
     async with ShellEffects(
         DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=1)
     ) as engine:
-        run = await dry_run(engine, capabilities, "echo started > s; sleep 30 & sleep 30")
+        # What it would write at 5 s never comes: its container died at the limit.
+        command = "echo started > s; (sleep 5; echo late > late) & sleep 30"
+        run = await dry_run(engine, capabilities, command)
     assert run.result.exit_code == 124
     assert "killed: still running after 1 s" in run.result.output
     assert kinds(run) == {"s": "created"}
@@ -156,7 +159,9 @@ async def test_a_command_flooding_its_output_is_killed_and_its_start_still_shown
         # Bounded (the engine's log keeps a container's output too: an endless flood that
         # was not stopped would fill its disk), yet past the ceiling; then it would wait.
         command = f"echo first; echo x > s; head -c {CEILING + (1 << 20)} /dev/zero; sleep 60"
+        started = time.monotonic()
         run = await dry_run(engine, capabilities, command)
+    assert time.monotonic() - started < 30  # stopped at the flood, not at its time limit
     assert run.result.exit_code == 124
     assert run.result.truncated
     assert run.result.output.startswith("first\n\0\0")
