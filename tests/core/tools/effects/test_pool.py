@@ -6,6 +6,7 @@ closed pool refuses."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,18 @@ from core.tools.workspace import Workspace
 from tests.core.tools.effects.support import dry_run
 from tests.core.tools.sandbox.secrets_ws import SECRET
 from tests.fakes.workspace import put
+
+Pooled = Callable[[int], ShellEffects]
+
+
+@pytest.fixture
+def pooled(
+    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+) -> Pooled:
+    """Shell effects on the real engine whose warm pool holds the given number of slots."""
+    return lambda size: ShellEffects(
+        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=size)
+    )
 
 
 async def test_a_slot_that_cannot_be_made_fails_each_waiting_take_with_the_reason(
@@ -44,11 +57,9 @@ async def test_a_slot_that_cannot_be_made_fails_each_waiting_take_with_the_reaso
 
 
 async def test_a_slot_masked_for_the_workspace_as_it_was_leaves_nothing_behind(
-    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+    pooled: Pooled, capabilities: CapabilityTokens, workspace: Workspace, home: Path
 ) -> None:
-    async with ShellEffects(
-        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=2)
-    ) as effects:
+    async with pooled(2) as effects:
         await dry_run(effects, capabilities, "true")  # the waiting slots mask nothing
         put(workspace.root / "keys" / "server.key", f"{SECRET}\n")
         run = await dry_run(effects, capabilities, "cat keys/server.k''ey")
@@ -57,22 +68,18 @@ async def test_a_slot_masked_for_the_workspace_as_it_was_leaves_nothing_behind(
 
 
 async def test_a_warmed_pool_starts_its_size_of_slots_before_any_command(
-    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+    pooled: Pooled, capabilities: CapabilityTokens
 ) -> None:
-    async with ShellEffects(
-        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=2)
-    ) as effects:
+    async with pooled(2) as effects:
         await effects.warm()
     # Leaving waits for the slots being made, then removes them.
     assert len(effects.pool.factory.launched) == 2
 
 
 async def test_a_pool_keeps_as_many_slots_waiting_as_its_size(
-    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+    pooled: Pooled, capabilities: CapabilityTokens
 ) -> None:
-    async with ShellEffects(
-        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=2)
-    ) as effects:
+    async with pooled(2) as effects:
         await effects.warm()
         await dry_run(effects, capabilities, "true")
     # Two made to wait, and one more in place of the one the dry run took (leaving waits
@@ -81,11 +88,9 @@ async def test_a_pool_keeps_as_many_slots_waiting_as_its_size(
 
 
 async def test_a_dry_run_asked_for_once_the_engine_closed_is_refused_and_makes_nothing(
-    workspace: Workspace, home: Path, capabilities: CapabilityTokens, limits: SandboxLimits
+    pooled: Pooled, capabilities: CapabilityTokens
 ) -> None:
-    async with ShellEffects(
-        DockerEngine(), workspace, home, capabilities, limits, EffectSettings(pool_size=1)
-    ) as effects:
+    async with pooled(1) as effects:
         pass
     with pytest.raises(SandboxUnavailable, match=r"^the sandbox is shutting down$"):
         await dry_run(effects, capabilities, "touch ran")
